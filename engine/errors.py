@@ -1,0 +1,98 @@
+"""The engine's one error hierarchy.
+
+Every exception the engine raises on bad input or bad artifacts is an ``EngineError``
+with a stable string ``code`` (the service maps codes to HTTP statuses in one table) and
+structured ``details`` that name the offending values, so a caller never has to parse a
+message. Nothing else in ``engine/`` defines exception types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _short(value: object, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class EngineError(Exception):
+    """Base class: ``code`` is stable across releases, ``details`` is JSON-serialisable."""
+
+    code = "engine_error"
+
+    def __init__(self, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class ArtifactError(EngineError):
+    """A tokenizer file is missing, unreadable, malformed or fails its hash check."""
+
+    code = "artifact_error"
+
+
+class UnsupportedArtifact(ArtifactError):
+    """The artifact uses a feature the engine does not implement.
+
+    Raised instead of loading something that would silently produce different ids.
+    """
+
+    code = "unsupported_artifact"
+
+    def __init__(self, feature: str, path: str | None = None) -> None:
+        where = f" in {path}" if path else ""
+        super().__init__(
+            f"unsupported tokenizer feature{where}: {feature}", feature=feature, path=path
+        )
+
+
+class SpecialTokenInText(EngineError):
+    """Under ``special_tokens="reject"`` the text contains special/added-token literals."""
+
+    code = "special_token_in_text"
+
+    def __init__(self, literals: list[str], positions: list[int]) -> None:
+        shown = ", ".join(_short(lit) for lit in dict.fromkeys(literals))
+        super().__init__(
+            f"text contains special-token literal(s) {shown}; pass special_tokens=\"allow\" "
+            f"to encode them as special ids or special_tokens=\"text\" to encode them as "
+            f"ordinary text",
+            literals=sorted(set(literals)),
+            positions=positions,
+        )
+
+
+class UnknownTokenId(EngineError):
+    """Decode was given ids outside the vocabulary."""
+
+    code = "unknown_token_id"
+
+    def __init__(self, ids: list[int], vocab_size: int) -> None:
+        shown = ids[:10]
+        more = f" (and {len(ids) - 10} more)" if len(ids) > 10 else ""
+        super().__init__(
+            f"unknown token id(s) {shown}{more}; valid ids are the vocabulary's "
+            f"(vocab_size={vocab_size})",
+            ids=ids[:100],
+        )
+
+
+class InvalidUtf8(EngineError):
+    """Decoded bytes are not valid UTF-8 and ``errors="strict"`` was asked for."""
+
+    code = "invalid_utf8"
+
+    def __init__(self, position: int, reason: str) -> None:
+        super().__init__(
+            f"decoded bytes are not valid UTF-8 at byte {position} ({reason}); pass "
+            f"errors=\"replace\" to get U+FFFD instead",
+            position=position,
+        )
+
+
+class InputTooLarge(EngineError):
+    """An input exceeds a hard engine limit (the service enforces its own, lower ones)."""
+
+    code = "input_too_large"
