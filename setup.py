@@ -1,4 +1,6 @@
-"""Build the Cython hot loops; everything else is declared in pyproject.toml."""
+"""Build the Cython hot loops (every engine/*.pyx); everything else is in pyproject.toml."""
+from pathlib import Path
+
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
@@ -12,11 +14,13 @@ COMPILER_DIRECTIVES = {
 
 extensions = [
     Extension(
-        "engine._bpe",
-        ["engine/_bpe.pyx"],
+        f"engine.{pyx.stem}",
+        [str(pyx)],
         language="c++",
+        include_dirs=["engine"],
         extra_compile_args=["-O3", "-std=c++17"],
-    ),
+    )
+    for pyx in sorted(Path("engine").glob("*.pyx"))
 ]
 
 setup(ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES))

