@@ -17,7 +17,6 @@ setting that can change ids), so it is stable across restarts and machines.
 
 from __future__ import annotations
 
-import binascii
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -48,7 +47,9 @@ class Artifact:
     name: str
     format: str
     reference: str  # "tiktoken" | "tokenizers": whose Unicode tables and regex semantics
-    tokens: list[tuple[bytes, int]] = field(repr=False)
+    # the BPE vocabulary: (bytes, id) pairs, or for tiktoken files the raw rank file
+    # (parsed in C by the model: it is most of the load time otherwise)
+    tokens: list[tuple[bytes, int]] | None = field(repr=False)
     merges: list[tuple[bytes, bytes]] | None = field(repr=False)
     whole_piece_lookup: bool
     added_tokens: tuple[AddedToken, ...]
@@ -61,6 +62,7 @@ class Artifact:
     add_bos_token: bool
     add_eos_token: bool
     hash: str
+    tiktoken_data: bytes | None = field(default=None, repr=False)
     manifest: dict[str, Any] | None = None
     directory: Path | None = None
 
@@ -125,27 +127,6 @@ def byte_level_decode(token: str, path: str = "") -> bytes:
 # ---------------------------------------------------------------- tiktoken
 
 
-def parse_tiktoken_ranks(data: bytes, path: str = "") -> list[tuple[bytes, int]]:
-    """``base64 rank`` lines -> (token bytes, rank); blank lines are ignored."""
-    out: list[tuple[bytes, int]] = []
-    a2b = binascii.a2b_base64
-    for lineno, line in enumerate(data.splitlines(), 1):
-        if not line:
-            continue
-        try:
-            token, rank = line.split()
-            out.append((a2b(token), int(rank)))
-        except (ValueError, binascii.Error) as e:
-            raise ArtifactError(
-                f"{path}:{lineno}: expected 'base64-token rank', got {line[:60]!r}",
-                path=path,
-                line=lineno,
-            ) from e
-    if not out:
-        raise ArtifactError(f"{path}: no ranks found", path=path)
-    return out
-
-
 def load_tiktoken(
     path: str | Path,
     *,
@@ -177,7 +158,6 @@ def load_tiktoken(
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
     data = _read(path)
-    tokens = parse_tiktoken_ranks(data, str(path))
     added = tuple(AddedToken(lit, tid) for lit, tid in specials.items())
     settings = {
         "format": "tiktoken",
@@ -190,7 +170,7 @@ def load_tiktoken(
         name=name or (preset.name if preset else path.stem),
         format="tiktoken",
         reference="tiktoken",
-        tokens=tokens,
+        tokens=None,
         merges=None,
         whole_piece_lookup=True,
         added_tokens=added,
@@ -203,6 +183,7 @@ def load_tiktoken(
         add_bos_token=add_bos,
         add_eos_token=False,
         hash=_content_hash(sha256_hex(data), settings),
+        tiktoken_data=data,
     )
 
 

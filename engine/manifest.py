@@ -14,6 +14,7 @@ from typing import Any
 
 from .artifact import MANIFEST, load_directory, sha256_hex
 from .errors import ArtifactError
+from .tokenizer import Tokenizer
 
 
 def write_artifact(
@@ -66,11 +67,10 @@ def write_artifact(
             "default" if "default" in templates else None),
     }
     _dump(staging / MANIFEST, manifest)
-    art = load_directory(staging)
-    manifest["vocab_size"] = 1 + max(
-        [tid for _, tid in art.tokens] + [t.id for t in art.added_tokens])
-    manifest["special_tokens"] = {t.content: t.id for t in art.added_tokens}
-    manifest["tokenizer_hash"] = art.hash
+    tok = Tokenizer(load_directory(staging))
+    manifest["vocab_size"] = tok.vocab_size
+    manifest["special_tokens"] = tok.special_tokens
+    manifest["tokenizer_hash"] = tok.hash
     _dump(staging / MANIFEST, manifest)
     staging.rename(target)
     return manifest

@@ -67,6 +67,7 @@ class Tokenizer:
             artifact.tokens,
             artifact.merges,
             [(t.content.encode("utf-8"), t.id) for t in added],
+            tiktoken_data=artifact.tiktoken_data,
             whole_piece_lookup=artifact.whole_piece_lookup,
             family=self._pre.family,
             cache_capacity=cache_capacity,
