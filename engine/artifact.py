@@ -17,6 +17,7 @@ setting that can change ids), so it is stable across restarts and machines.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -306,6 +307,74 @@ def load_tokenizer_json(
     )
 
 
+# ---------------------------------------------------------------- Mistral tekken
+
+# mistral-common's defaults for tekken files that list no special tokens (v3 and older);
+# the rest up to ``default_num_special_tokens`` are "<SPECIAL_{rank}>" fillers.
+TEKKEN_DEFAULT_SPECIALS = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+)
+
+
+def load_tekken(path: str | Path, *, name: str | None = None) -> Artifact:
+    """A Mistral ``tekken.json``: tiktoken-style ranks shifted up by the special tokens.
+
+    Ordinary ids are ``rank + default_num_special_tokens``; only the first
+    ``default_vocab_size - default_num_special_tokens`` ranks are used, as in
+    mistral-common. Its tokenizer never matches special literals in text; here they
+    follow the caller's special-token policy like any artifact's.
+    """
+    path = Path(path)
+    data = _read(path)
+    where = str(path)
+    try:
+        spec = json.loads(data)
+        config = spec["config"]
+        pattern = config["pattern"]
+        n_special = int(config["default_num_special_tokens"])
+        inner = int(config["default_vocab_size"]) - n_special
+        vocab = spec["vocab"][:inner]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ArtifactError(f"{path} is not a tekken file: {e!r}", path=where) from e
+    for key in ("image", "audio"):
+        if spec.get(key):
+            raise UnsupportedArtifact(f"tekken {key} configuration", where)
+    listed = spec.get("special_tokens")
+    if listed:
+        specials = {t["token_str"]: int(t["rank"]) for t in listed}
+    else:
+        specials = {lit: rank for rank, lit in enumerate(TEKKEN_DEFAULT_SPECIALS)}
+    for rank in range(len(specials), n_special):
+        specials.setdefault(f"<SPECIAL_{rank}>", rank)
+    tokens: list[tuple[bytes, int]] = []
+    for i, entry in enumerate(vocab):
+        if entry.get("rank") != i:
+            raise ArtifactError(f"{path}: vocab entry {i} has rank {entry.get('rank')}")
+        tokens.append((base64.b64decode(entry["token_bytes"]), i + n_special))
+    settings = {"format": "tekken", "pattern": pattern, "specials": len(specials)}
+    return Artifact(
+        name=name or path.stem,
+        format="tekken",
+        reference="tiktoken",
+        tokens=tokens,
+        merges=None,
+        whole_piece_lookup=True,
+        added_tokens=tuple(AddedToken(lit, tid) for lit, tid in specials.items()),
+        normalizer=None,
+        pre_tokenizer={"type": "Pattern", "pattern": pattern},
+        post_processor=None,
+        bos_token="<s>" if "<s>" in specials else None,
+        eos_token="</s>" if "</s>" in specials else None,
+        pad_token="<pad>" if "<pad>" in specials else None,
+        add_bos_token=True,
+        add_eos_token=False,
+        hash=_content_hash(sha256_hex(data), settings),
+    )
+
+
 # ---------------------------------------------------------------- artifact directories
 
 
@@ -363,6 +432,8 @@ def load_directory(directory: str | Path, *, verify: bool = True) -> Artifact:
             if key in manifest and manifest[key] is not None:
                 config[key] = manifest[key]
         art = load_tokenizer_json(tokenizer_file, name=manifest["name"], config=config)
+    elif fmt == "tekken":
+        art = load_tekken(tokenizer_file, name=manifest["name"])
     else:
         raise UnsupportedArtifact(f"artifact format {fmt!r}", str(directory))
     return _with(art, manifest=manifest, directory=directory)
@@ -389,7 +460,7 @@ def load_artifact(source: str | Path, **options: Any) -> Artifact:
         raise ArtifactError(f"tokenizer file not found: {path}", path=str(path))
     if path.suffix == ".json":
         head = _read(path)[:4096]
-        if b'"config"' in head and b'"vocab"' in head and b'"model"' not in head:
-            raise UnsupportedArtifact("Mistral tekken JSON (import it as an artifact)", str(path))
+        if b'"config"' in head and b'"model"' not in head:
+            return load_tekken(path, **options)
         return load_tokenizer_json(path, **options)
     return load_tiktoken(path, **options)
