@@ -31,8 +31,8 @@ def write_artifact(
 ) -> dict[str, Any]:
     """Copy ``files`` (name in the artifact -> source path) into ``root/name/version``.
 
-    ``chat_templates`` maps template names to Jinja files, copied as
-    ``chat_template[.<name>].jinja``. Remaining ``fields`` go into the manifest as they
+    ``chat_templates`` maps template names to Jinja sources (a ``Path`` is copied, a
+    ``str`` is the template text), stored as ``chat_template[.<name>].jinja``. Remaining ``fields`` go into the manifest as they
     are (preset, pattern, special_tokens, bos_token, source, license, ...).
     Refuses to overwrite an existing version: a served version is never mutated.
     Returns the manifest.
@@ -51,7 +51,10 @@ def write_artifact(
     templates: dict[str, dict[str, str]] = {}
     for tname, src in (chat_templates or {}).items():
         fname = "chat_template.jinja" if tname == "default" else f"chat_template.{tname}.jinja"
-        shutil.copyfile(src, staging / fname)
+        if isinstance(src, Path):
+            shutil.copyfile(src, staging / fname)
+        else:
+            (staging / fname).write_bytes(src.encode("utf-8"))
         digest = sha256_hex((staging / fname).read_bytes())
         hashes[fname] = digest
         templates[tname] = {"file": fname, "sha256": "sha256:" + digest}
