@@ -1,0 +1,61 @@
+"""Added-token scan and the special-token policies (reject, allow, text, plain ranges)."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from engine.added_tokens import AddedTokenScanner
+from engine.artifact import AddedToken
+
+
+@pytest.fixture(scope="module")
+def o200k():
+    return engine.load("o200k_base")
+
+
+def test_added_tokens_reject_lists_literals_and_positions(o200k):
+    text = "a <|endoftext|> b <|endofprompt|> c <|endoftext|>"
+    with pytest.raises(engine.SpecialTokenInText) as info:
+        o200k.encode(text)
+    err = info.value
+    assert err.code == "special_token_in_text"
+    assert err.details["literals"] == ["<|endofprompt|>", "<|endoftext|>"]
+    assert err.details["positions"] == [2, 18, 36]
+
+
+def test_added_tokens_allow_and_text(o200k):
+    text = "x<|endoftext|>y"
+    allowed = o200k.encode(text, special_tokens="allow")
+    assert 199999 in allowed
+    plain = o200k.encode(text, special_tokens="text")
+    assert 199999 not in plain
+    assert o200k.decode(plain) == text == o200k.decode(allowed)
+
+
+def test_added_tokens_plain_ranges_exempt_content(o200k):
+    text = "<|endoftext|>user said <|endoftext|>"
+    ids = o200k.encode(text, special_tokens="allow", plain_ranges=[(13, len(text))])
+    assert ids.count(199999) == 1 and ids[0] == 199999
+    # a range touching only part of a literal also disables that literal
+    ids = o200k.encode(text, special_tokens="allow", plain_ranges=[(3, 4)])
+    assert ids.count(199999) == 1 and ids[-1] == 199999
+
+
+def test_added_tokens_leftmost_longest():
+    scan = AddedTokenScanner([AddedToken("<a>", 1), AddedToken("<a><b>", 2), AddedToken("b>", 3)])
+    matches = scan.find("x<a><b>y<a>b>")
+    assert [(m.literal, m.start) for m in matches] == [("<a><b>", 1), ("<a>", 8), ("b>", 11)]
+
+
+def test_added_tokens_lstrip_rstrip_single_word():
+    scan = AddedTokenScanner([AddedToken("<m>", 5, lstrip=True, rstrip=True),
+                              AddedToken("word", 6, single_word=True)])
+    m = scan.find("a   <m>  b")
+    assert [(x.start, x.end) for x in m] == [(1, 9)]
+    assert [x.id for x in scan.find("a word, swordfish")] == [6]
+
+
+def test_added_tokens_policy_must_be_known(o200k):
+    with pytest.raises(ValueError, match="special_tokens must be one of"):
+        o200k.encode("x", special_tokens="maybe")
