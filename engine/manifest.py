@@ -81,3 +81,21 @@ def write_artifact(
 
 def _dump(path: Path, manifest: dict[str, Any]) -> None:
     path.write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def verify_directory(directory: str | Path) -> dict[str, Any]:
+    """Re-check an artifact version: every file's sha256, then a full load whose
+    content hash must equal the manifest's ``tokenizer_hash``.
+
+    Raises:
+        ArtifactError: naming the first file or value that does not match.
+    """
+    directory = Path(directory)
+    tok = Tokenizer(load_directory(directory))
+    manifest = tok.manifest or {}
+    recorded = manifest.get("tokenizer_hash")
+    if recorded is not None and recorded != tok.hash:
+        raise ArtifactError(
+            f"{directory}: content hash {tok.hash} differs from the manifest's {recorded}"
+        )
+    return manifest
