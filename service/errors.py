@@ -7,7 +7,19 @@ error responses themselves.
 
 from __future__ import annotations
 
+import json
+import logging
+import uuid
 from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from engine import errors as engine_errors
 
 
 class ServiceError(Exception):
@@ -51,5 +63,146 @@ class InvalidRequest(ServiceError):
     code = "invalid_request"
 
 
+class InvalidJson(InvalidRequest):
+    """The body is not JSON at all (or not a JSON object)."""
+
+    code = "invalid_json"
+
+
 class Unauthorized(ServiceError):
     code = "unauthorized"
+
+
+class ChatUnavailable(ServiceError):
+    """The chat renderer (service.chat) is not installed in this build."""
+
+    code = "chat_unavailable"
+
+
+# =====================================================================================
+# The one table: exception type → HTTP status. Lookup walks the MRO, so a subclass
+# inherits its base's status unless it has its own row. Codes come from the exception.
+# =====================================================================================
+
+log = logging.getLogger("tokserve.errors")
+
+STATUS_BY_TYPE: dict[type[BaseException], int] = {
+    # engine
+    engine_errors.SpecialTokenInText: 400,
+    engine_errors.UnknownTokenId: 400,
+    engine_errors.InvalidUtf8: 400,
+    engine_errors.InputTooLarge: 413,
+    engine_errors.ArtifactError: 500,  # a served artifact failing at request time is ours
+    engine_errors.EngineError: 400,
+    # service
+    TokenizerNotFound: 404,
+    TemplateNotFound: 404,
+    TemplateError: 400,
+    ReservedLiteralInContent: 400,
+    PayloadTooLarge: 413,
+    InvalidRequest: 422,
+    Unauthorized: 401,
+    ChatUnavailable: 501,
+    ServiceError: 500,
+    # framework
+    ValidationError: 422,
+    RequestValidationError: 422,
+}
+
+#: Codes for the framework's own HTTP errors (routing 404/405 etc.).
+HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
+
+
+def status_for(exc: BaseException) -> int:
+    """HTTP status for ``exc`` from the table (500 for anything not in it)."""
+    for cls in type(exc).__mro__:
+        status = STATUS_BY_TYPE.get(cls)
+        if status is not None:
+            return status
+    return 500
+
+
+def dumps(obj: object) -> bytes:
+    """orjson, falling back to the stdlib for strings orjson refuses (lone surrogates)."""
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, **details: object
+) -> Response:
+    body = {"error": {"code": code, "message": message, **details}}
+    return Response(dumps(body), status_code=status, media_type="application/json",
+                    headers=headers)
+
+
+def _validation_details(errors: list[dict]) -> list[dict]:
+    # Drop `input`/`ctx`/`url`: they can echo megabytes of the request or be unserializable.
+    return [
+        {"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+        for e in errors[:50]
+    ]
+
+
+def _validation_message(details: list[dict]) -> str:
+    if not details:
+        return "request does not match the schema"
+    first = details[0]
+    where = ".".join(str(p) for p in first["loc"] if p != "body") or "body"
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return f"invalid request at {where}: {first['msg']}{more}"
+
+
+async def _typed_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, (ServiceError, engine_errors.EngineError))
+    status = status_for(exc)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if status >= 500:
+        log.error("%s on %s: %s", exc.code, request.url.path, exc.message)
+    return error_response(status, exc.code, exc.message, headers, **exc.details)
+
+
+async def _validation_error(request: Request, exc: Exception) -> Response:
+    errors = exc.errors() if isinstance(exc, (ValidationError, RequestValidationError)) else []
+    details = _validation_details(list(errors))
+    return error_response(422, "invalid_request", _validation_message(details), errors=details)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, StarletteHTTPException)
+    code = HTTP_CODES.get(exc.status_code, "http_error")
+    message = exc.detail if isinstance(exc.detail, str) else code.replace("_", " ")
+    if exc.status_code == 404:
+        message = f"no route {request.method} {request.url.path}; see /docs for the endpoints"
+    elif exc.status_code == 405:
+        message = f"method {request.method} is not allowed on {request.url.path}"
+    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+
+
+def internal_error_response(request_id: str) -> Response:
+    return error_response(
+        500,
+        "internal_error",
+        "internal server error; quote the request_id when reporting it",
+        {"X-Request-ID": request_id},
+        request_id=request_id,
+    )
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    request_id = request.scope.get("tokserve.request_id") or uuid.uuid4().hex
+    log.exception("unhandled error on %s (request_id=%s)", request.url.path, request_id,
+                  exc_info=exc)
+    return internal_error_response(request_id)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register every handler; routes raise typed exceptions and never build errors."""
+    app.add_exception_handler(ServiceError, _typed_error)
+    app.add_exception_handler(engine_errors.EngineError, _typed_error)
+    app.add_exception_handler(ValidationError, _validation_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

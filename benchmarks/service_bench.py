@@ -1,0 +1,286 @@
+"""HTTP benchmark: tokserve vs a minimal FastAPI + tiktoken wrapper, same load, one run.
+
+    python benchmarks/service_bench.py [--duration 10] [--connections 16] [--workers 1]
+
+Starts both servers on loopback (ours via ``python -m service serve``; the baseline is
+written to a temp file by this script: the service a team would write in an afternoon —
+FastAPI, a pydantic body model, tiktoken loaded from the same bundled rank file, default
+JSON responses, ``async def`` handlers). Both run under the same uvicorn with the same
+worker count. Each is driven with the same load by ``wrk`` (install: ``apt-get install
+wrk``) with a Lua script for POST bodies, else by an asyncio httpx client.
+
+Scenarios, each at the same concurrency:
+
+* ``count-1k``: POST /count, ~1 KB texts;
+* ``encode-10k-offsets``: POST /encode with char offsets, ~10 KB texts.
+
+Each scenario runs ``cold`` (every request text is unique: a counter is spliced in, so
+our result cache never hits) and ``warm`` (a pool of 64 texts repeats, as with system
+prompts and retries; our cache answers most). The ≥1.5× target is judged on ``cold``.
+Prints req/s, p50 and p99 per server and the ratios. Timing lives here, never in tests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACT = REPO / "artifacts" / "o200k_base" / "1"
+
+BASELINE_APP = textwrap.dedent('''
+    """Minimal FastAPI + tiktoken tokenization service (benchmark baseline)."""
+    import json
+    import tiktoken, tiktoken.load
+    from fastapi import FastAPI
+    from pydantic import BaseModel
+
+    art = __ART__
+    manifest = json.load(open(art + "/manifest.json"))
+    enc = tiktoken.Encoding(
+        manifest["name"], pat_str=manifest["pattern"],
+        mergeable_ranks=tiktoken.load.load_tiktoken_bpe(art + "/" + manifest["tokenizer_file"]),
+        special_tokens=manifest["special_tokens"],
+    )
+    app = FastAPI()
+
+    class Req(BaseModel):
+        text: str
+        return_offsets: bool = False
+
+    @app.post("/count")
+    async def count(req: Req):
+        return {"count": len(enc.encode(req.text))}
+
+    @app.post("/encode")
+    async def encode(req: Req):
+        ids = enc.encode(req.text)
+        out = {"ids": ids, "count": len(ids)}
+        if req.return_offsets:
+            _, starts = enc.decode_with_offsets(ids)
+            ends = starts[1:] + [len(req.text)]
+            out["offsets"] = [[s, e] for s, e in zip(starts, ends)]
+        return out
+''')
+
+WORDS = ("the of and to in is that for it as with was on be by this are from at or an have "
+         "not which but all they their more one had can will would been about there when "
+         "tokenizer service latency billing gateway prompt model ids offsets version cache "
+         "naïve café résumé Zürich 東京 데이터 данные مرحبا 😀 🚀 1234 3.14159 2026-11-22 "
+         "def return None {\"key\": [1, 2, 3]} http://example.com/a?b=c #include <stdio.h>").split()
+
+
+def make_texts(n: int, size: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        words: list[str] = []
+        length = 0
+        while length < size:
+            w = rng.choice(WORDS)
+            if rng.random() < 0.08:
+                w += rng.choice([".", ",", "!", "?", "\n", ":"])
+            words.append(w)
+            length += len(w) + 1
+        out.append(" ".join(words)[:size])
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server {url} exited with {proc.returncode}")
+        try:
+            r = httpx.post(url + "/count", json={"text": "warm up"}, timeout=2)
+            if r.status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"server {url} did not start")
+
+
+# ---- load generators -------------------------------------------------------------------
+
+LUA = textwrap.dedent('''
+    local texts = {}
+    local path = "__PATH__"
+    local extra = '__EXTRA__'
+    local unique = __UNIQUE__
+    local counter = 0
+    local threads = {}
+    local n = 0
+    for line in io.lines("__FILE__") do n = n + 1; texts[n] = line end
+    function setup(thread) thread:set("tid", #threads); table.insert(threads, thread) end
+    wrk.method = "POST"
+    wrk.headers["Content-Type"] = "application/json"
+    request = function()
+      counter = counter + 1
+      local t = texts[(counter % n) + 1]
+      if unique then t = (tid or 0) .. "-" .. counter .. " " .. t end
+      return wrk.format(nil, path, nil, '{"text":"' .. t .. '"' .. extra .. '}')
+    end
+    done = function(summary, latency, requests)
+      io.write(string.format("JSON{\\"p50\\":%f,\\"p99\\":%f,\\"requests\\":%d,\\"errors\\":%d}\\n",
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
+        summary.errors.status + summary.errors.connect + summary.errors.read +
+        summary.errors.write + summary.errors.timeout))
+    end
+''')
+
+
+def json_escape_inner(text: str) -> str:
+    return json.dumps(text, ensure_ascii=True)[1:-1]
+
+
+def run_wrk(url: str, path: str, extra: str, texts: list[str], unique: bool,
+            duration: int, connections: int, threads: int, workdir: Path) -> dict:
+    data = workdir / f"texts_{abs(hash((path, len(texts[0]))))}.txt"
+    data.write_text("\n".join(json_escape_inner(t) for t in texts))
+    script = workdir / "bench.lua"
+    lua = (LUA.replace("__PATH__", path).replace("__EXTRA__", extra)
+           .replace("__UNIQUE__", "true" if unique else "false").replace("__FILE__", str(data)))
+    script.write_text(lua)
+    out = subprocess.run(
+        ["wrk", f"-t{threads}", f"-c{connections}", f"-d{duration}s", "--timeout", "10s",
+         "-s", str(script), url],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    stats = json.loads(re.search(r"JSON(\{.*\})", out).group(1))
+    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", out).group(1))
+    return {"rps": rps, "p50_ms": stats["p50"], "p99_ms": stats["p99"],
+            "requests": stats["requests"], "errors": stats["errors"]}
+
+
+async def _client_load(url: str, path: str, extra: dict, texts: list[str], unique: bool,
+                       duration: int, connections: int) -> dict:
+    import httpx
+
+    latencies: list[float] = []
+    errors = 0
+    stop = time.perf_counter() + duration
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+
+    async def worker(wid: int, client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        i = 0
+        while time.perf_counter() < stop:
+            i += 1
+            text = texts[(i * connections + wid) % len(texts)]
+            if unique:
+                text = f"{wid}-{i} {text}"
+            t0 = time.perf_counter()
+            r = await client.post(path, json={"text": text, **extra})
+            latencies.append(time.perf_counter() - t0)
+            errors += r.status_code != 200
+
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=30) as client:
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(w, client) for w in range(connections)))
+        elapsed = time.perf_counter() - t0
+    latencies.sort()
+    pick = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000  # noqa
+    return {"rps": len(latencies) / elapsed, "p50_ms": pick(0.50), "p99_ms": pick(0.99),
+            "requests": len(latencies), "errors": errors}
+
+
+# ---- main ------------------------------------------------------------------------------
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--duration", type=int, default=10)
+    ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=1, help="wrk threads")
+    ap.add_argument("--workers", type=int, default=1, help="uvicorn workers for each server")
+    ap.add_argument("--client", choices=["auto", "wrk", "python"], default="auto")
+    ap.add_argument("--modes", default="cold,warm")
+    args = ap.parse_args()
+    use_wrk = args.client == "wrk" or (args.client == "auto" and shutil.which("wrk"))
+    if not (ARTIFACT / "manifest.json").is_file():
+        print(f"missing {ARTIFACT}/manifest.json", file=sys.stderr)
+        return 2
+
+    workdir = Path(tempfile.mkdtemp(prefix="tokserve-bench-"))
+    baseline = workdir / "baseline_app.py"
+    baseline.write_text(BASELINE_APP.replace("__ART__", repr(str(ARTIFACT))))
+    ours_port, base_port = free_port(), free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TOKSERVE_LOG_LEVEL": "warning"}
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "service", "serve", "--port", str(ours_port),
+                          "--workers", str(args.workers)], cwd=REPO, env=env),
+        subprocess.Popen([sys.executable, "-m", "uvicorn", "baseline_app:app", "--port",
+                          str(base_port), "--workers", str(args.workers), "--log-level",
+                          "warning", "--no-access-log"], cwd=workdir, env=env),
+    ]
+    servers = {"tokserve": f"http://127.0.0.1:{ours_port}",
+               "fastapi+tiktoken": f"http://127.0.0.1:{base_port}"}
+    scenarios = [
+        ("count-1k", "/count", {}, make_texts(64, 1000, 1)),
+        ("encode-10k-offsets", "/encode", {"return_offsets": True}, make_texts(64, 10_000, 2)),
+    ]
+    try:
+        for (name, url), proc in zip(servers.items(), procs):
+            wait_ready(url, proc)
+        print(f"load: {'wrk' if use_wrk else 'python httpx client'}, {args.connections} "
+              f"connections, {args.duration}s per run, {args.workers} worker(s) per server, "
+              f"{os.cpu_count()} CPUs\n")
+        header = f"{'scenario':<20} {'mode':<5} {'server':<17} {'req/s':>9} {'p50 ms':>8} " \
+                 f"{'p99 ms':>8} {'errors':>6}"
+        print(header)
+        print("-" * len(header))
+        summary = []
+        for scen, path, extra, texts in scenarios:
+            for mode in args.modes.split(","):
+                results = {}
+                for sname, url in servers.items():
+                    if use_wrk:
+                        extra_json = "".join(f',"{k}":{json.dumps(v)}' for k, v in extra.items())
+                        res = run_wrk(url, path, extra_json, texts, mode == "cold",
+                                      args.duration, args.connections, args.threads, workdir)
+                    else:
+                        res = asyncio.run(_client_load(url, path, extra, texts, mode == "cold",
+                                                       args.duration, args.connections))
+                    results[sname] = res
+                    print(f"{scen:<20} {mode:<5} {sname:<17} {res['rps']:>9.0f} "
+                          f"{res['p50_ms']:>8.2f} {res['p99_ms']:>8.2f} {res['errors']:>6}",
+                          flush=True)
+                ours, base = results["tokserve"], results["fastapi+tiktoken"]
+                summary.append((scen, mode, ours["rps"] / base["rps"],
+                                base["p50_ms"] / max(ours["p50_ms"], 1e-9),
+                                base["p99_ms"] / max(ours["p99_ms"], 1e-9)))
+        print("\nratios tokserve / baseline (req/s higher is better; latency = baseline/ours)")
+        for scen, mode, r, l50, l99 in summary:
+            print(f"  {scen:<20} {mode:<5} req/s x{r:.2f}   p50 x{l50:.2f}   p99 x{l99:.2f}")
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(timeout=30)
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""``tokserve``: serve the HTTP API, or encode/count/decode once from the command line.
+
+    tokserve serve [--host H] [--port P] [--workers N] [--artifacts DIR ...]
+    tokserve encode [FILE] [--tokenizer NAME[@V]] [--special-tokens allow] [--offsets char]
+    tokserve count  [FILE] [--tokenizer ...]
+    tokserve decode [FILE] [--tokenizer ...]      # ids as JSON list or whitespace-separated
+
+Input is FILE or stdin. Serve flags are exported as ``TOKSERVE_*`` env vars before
+uvicorn starts, so every worker process builds the same settings from its environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+_LIMIT_FLAGS = {
+    "max_body_bytes": "request body limit in bytes",
+    "max_text_chars": "per-text limit in characters",
+    "max_batch": "max items per batch",
+    "max_decode_ids": "max ids per decode request",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tokserve", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default=os.environ.get("TOKSERVE_HOST", "127.0.0.1"))
+    serve.add_argument("--port", type=int, default=int(os.environ.get("TOKSERVE_PORT", "8000")))
+    serve.add_argument("--workers", type=int, default=int(os.environ.get("TOKSERVE_WORKERS", "1")))
+    serve.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR",
+                       help="extra artifact root <DIR>/<name>/<version>/ (repeatable)")
+    serve.add_argument("--default-tokenizer", default=None)
+    serve.add_argument("--log-level", default=None)
+    for name, help_text in _LIMIT_FLAGS.items():
+        serve.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=help_text)
+
+    for name, help_text in (("encode", "print ids (JSON)"), ("count", "print the token count"),
+                            ("decode", "print the text of ids")):
+        cmd = sub.add_parser(name, help=help_text)
+        cmd.add_argument("file", nargs="?", type=Path, help="input file (default: stdin)")
+        cmd.add_argument("--tokenizer", default=None, help="name or name@version")
+        cmd.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR")
+        if name != "decode":
+            cmd.add_argument("--special-tokens", choices=["reject", "allow", "text"],
+                             default="reject")
+            cmd.add_argument("--add-special-tokens", action="store_true")
+        if name == "encode":
+            cmd.add_argument("--offsets", choices=["char", "utf16", "byte"], default=None,
+                             help="also print offsets in these units")
+        if name == "decode":
+            cmd.add_argument("--skip-special-tokens", action="store_true")
+            cmd.add_argument("--errors", choices=["replace", "strict"], default="replace")
+    return p
+
+
+def _export_env(args: argparse.Namespace) -> None:
+    if args.artifacts:
+        os.environ["TOKSERVE_ARTIFACTS"] = os.pathsep.join(str(a.resolve()) for a in args.artifacts)
+    if getattr(args, "default_tokenizer", None):
+        os.environ["TOKSERVE_DEFAULT_TOKENIZER"] = args.default_tokenizer
+    if getattr(args, "log_level", None):
+        os.environ["TOKSERVE_LOG_LEVEL"] = args.log_level
+    for name in _LIMIT_FLAGS:
+        value = getattr(args, name, None)
+        if value is not None:
+            os.environ["TOKSERVE_" + name.upper()] = str(value)
+
+
+def _log_config(level: str) -> dict:
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["loggers"]["tokserve"] = {"handlers": ["default"], "level": level.upper(),
+                                     "propagate": False}
+    return config
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .settings import get_settings
+
+    _export_env(args)
+    get_settings.cache_clear()
+    settings = get_settings()
+    uvicorn.run(
+        "service.app:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_config=_log_config(settings.log_level),
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        server_header=False,
+    )
+    return 0
+
+
+def _read_input(path: Path | None) -> str:
+    if path is None:
+        return sys.stdin.read()
+    return path.read_text(encoding="utf-8")
+
+
+def one_shot(args: argparse.Namespace) -> int:
+    import logging
+
+    from engine import errors as engine_errors
+
+    from .errors import ServiceError
+    from .registry import Registry
+    from .settings import get_settings
+
+    logging.basicConfig(level=logging.WARNING, format="tokserve: %(message)s")
+    _export_env(args)
+    get_settings.cache_clear()
+    settings = get_settings()
+    registry = Registry(default=settings.default_tokenizer)
+    registry.load_roots(settings.artifact_roots())
+    try:
+        tok = registry.resolve(args.tokenizer).tokenizer
+        data = _read_input(args.file)
+        if args.command == "encode":
+            if args.offsets:
+                ids, offsets = tok.encode_with_offsets(
+                    data, units=args.offsets, special_tokens=args.special_tokens,
+                    add_special_tokens=args.add_special_tokens)
+                print(json.dumps({"ids": ids, "offsets": offsets}))
+            else:
+                print(json.dumps(tok.encode(data, special_tokens=args.special_tokens,
+                                            add_special_tokens=args.add_special_tokens)))
+        elif args.command == "count":
+            print(tok.count(data, special_tokens=args.special_tokens,
+                            add_special_tokens=args.add_special_tokens))
+        else:
+            stripped = data.strip()
+            ids = json.loads(stripped) if stripped.startswith("[") else \
+                [int(x) for x in stripped.split()]
+            sys.stdout.write(tok.decode(ids, errors=args.errors,
+                                        skip_special_tokens=args.skip_special_tokens))
+    except (ServiceError, engine_errors.EngineError) as exc:
+        print(f"tokserve: error: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"tokserve: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "serve":
+        return serve(args)
+    return one_shot(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

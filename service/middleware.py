@@ -1,0 +1,138 @@
+"""One pure-ASGI middleware for what must happen before routing and parsing.
+
+In order, for every HTTP request:
+
+1. a request id (client's ``X-Request-ID`` or a fresh one), echoed in the response;
+2. bearer auth when ``auth_token`` is set (every path but ``/healthz``) → 401;
+3. the body limit: a ``Content-Length`` over ``max_body_bytes`` is answered 413 without
+   reading a byte; a chunked body is counted as it streams and the read that crosses the
+   limit raises ``PayloadTooLarge`` (→ 413) before anything is parsed;
+4. metrics: one request/latency observation per response, labelled by route template;
+5. a last-resort guard: an exception escaping the app becomes a 500 with the request id
+   (logged with its traceback server-side, never sent to the client).
+
+Pure ASGI rather than ``BaseHTTPMiddleware``: no extra task per request, no body
+buffering, and it can refuse a body before it is received.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+import uuid
+from typing import Any
+
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .errors import PayloadTooLarge, error_response, internal_error_response
+from .metrics import Metrics
+from .settings import Settings
+
+log = logging.getLogger("tokserve.http")
+
+_OPEN_PATHS = frozenset({"/healthz"})
+
+
+def _header(scope: Scope, name: bytes) -> bytes | None:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value
+    return None
+
+
+class ServiceMiddleware:
+    def __init__(self, app: ASGIApp, settings: Settings, metrics: Metrics) -> None:
+        self.app = app
+        self.max_body = settings.max_body_bytes
+        token = settings.auth_token.get_secret_value() if settings.auth_token else None
+        self.expected_auth = f"Bearer {token}".encode() if token else None
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        rid_raw = _header(scope, b"x-request-id")
+        rid = rid_raw.decode("latin-1")[:128] if rid_raw else uuid.uuid4().hex
+        scope["tokserve.request_id"] = rid
+        rid_header = (b"x-request-id", rid.encode("latin-1"))
+        state: dict[str, Any] = {"status": 500, "started": False}
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["status"] = message["status"]
+                state["started"] = True
+                headers = list(message.get("headers", ()))
+                if not any(k == b"x-request-id" for k, _ in headers):
+                    headers.append(rid_header)
+                message["headers"] = headers
+            await send(message)
+
+        try:
+            refusal = self._refuse(scope)
+            if refusal is not None:
+                await refusal(scope, receive, send_wrapper)
+            else:
+                await self.app(scope, self._limited(receive), send_wrapper)
+        except ClientDisconnect:
+            state["status"] = 499  # client went away mid-body: nobody to answer
+        except Exception:
+            log.exception("unhandled error on %s (request_id=%s)", scope.get("path"), rid)
+            if state["started"]:
+                raise
+            await internal_error_response(rid)(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            endpoint = getattr(route, "path", None) or "unmatched"
+            self.metrics.observe_request(
+                endpoint, scope["method"], state["status"], time.perf_counter() - start
+            )
+
+    def _refuse(self, scope: Scope):  # -> Response | None
+        if self.expected_auth is not None and scope["path"] not in _OPEN_PATHS:
+            got = _header(scope, b"authorization") or b""
+            if not hmac.compare_digest(got, self.expected_auth):
+                why = "missing" if not got else "invalid"
+                return error_response(
+                    401, "unauthorized",
+                    f"{why} bearer token; send 'Authorization: Bearer <token>'",
+                    {"WWW-Authenticate": "Bearer"},
+                )
+        length = _header(scope, b"content-length")
+        if length is not None:
+            try:
+                n = int(length)
+            except ValueError:
+                n = -1
+            if n > self.max_body:
+                return error_response(
+                    413, PayloadTooLarge.code,
+                    f"request body is {n} bytes; the limit is {self.max_body} "
+                    f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
+                    {"Connection": "close"},
+                    limit=self.max_body, size=n,
+                )
+        return None
+
+    def _limited(self, receive: Receive) -> Receive:
+        """Wrap ``receive`` to stop a chunked body at the limit, before it is all read."""
+        limit = self.max_body
+        seen = 0
+
+        async def guarded() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise PayloadTooLarge(
+                        f"request body exceeds the limit of {limit} bytes "
+                        f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
+                        limit=limit,
+                    )
+            return message
+
+        return guarded

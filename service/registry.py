@@ -1,0 +1,237 @@
+"""Versioned tokenizer registry: ``name`` / ``name@version`` → a loaded, verified entry.
+
+Layout on disk: ``<root>/<name>/<version>/manifest.json`` plus the files the manifest
+lists. Every version directory is loaded with ``engine.load(dir)``, which checks each
+file's sha256 against the manifest; a version that fails (hash mismatch, unreadable or
+unsupported file) is refused with ONE log line naming the directory and the reason, and
+the other versions keep serving.
+
+Invariants (these are what hot reload relies on):
+
+* An ``Entry`` is immutable once published: a served version is never mutated, only
+  added or removed as a whole.
+* Readers never take the lock: they read ``self._snapshot``, an immutable mapping that
+  writers replace atomically (copy-on-write) under ``self._lock``.
+* A bare name resolves to its *current* version, the highest by natural ordering
+  (``"2" < "10"``, ``"1.9" < "1.10"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import TokenizerNotFound
+
+log = logging.getLogger("tokserve.registry")
+
+_NATURAL = re.compile(r"(\d+)")
+
+
+def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
+    """Natural sort key: digit runs compare as numbers, the rest as text."""
+    parts = _NATURAL.split(version)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One loaded tokenizer version. ``hash`` is the engine's content-derived hash."""
+
+    name: str
+    version: str
+    path: Path
+    tokenizer: Any  # engine.Tokenizer
+    manifest: dict[str, Any]
+    chat_templates: dict[str, str] = field(default_factory=dict)
+    chat_template_hashes: dict[str, str] = field(default_factory=dict)
+    default_chat_template: str | None = None
+
+    @property
+    def hash(self) -> str:
+        return self.tokenizer.hash
+
+    @property
+    def ref(self) -> str:
+        """The ``name@version`` every response echoes."""
+        return f"{self.name}@{self.version}"
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    path: Path
+    reason: str
+
+
+def _read_chat_templates(
+    version_dir: Path, manifest: dict[str, Any]
+) -> tuple[dict[str, str], dict[str, str], str | None]:
+    """Templates named in the manifest, read from the version dir.
+
+    The engine already verified the files listed in ``files``; the template hash we
+    publish is the sha256 of the exact source we will render.
+    """
+    sources: dict[str, str] = {}
+    hashes: dict[str, str] = {}
+    for tname, spec in (manifest.get("chat_templates") or {}).items():
+        fname = spec.get("file") if isinstance(spec, dict) else spec
+        if not isinstance(fname, str):
+            raise ValueError(f"chat template {tname!r} has no file in manifest.json")
+        raw = (version_dir / fname).read_bytes()
+        expected = spec.get("sha256") if isinstance(spec, dict) else None
+        digest = hashlib.sha256(raw).hexdigest()
+        if expected and expected.removeprefix("sha256:") != digest:
+            raise ValueError(f"chat template file {fname} does not match its sha256")
+        sources[tname] = raw.decode("utf-8")
+        hashes[tname] = "sha256:" + digest
+    default = manifest.get("default_chat_template")
+    if default is None and len(sources) == 1:
+        default = next(iter(sources))
+    if default is not None and default not in sources:
+        raise ValueError(f"default_chat_template {default!r} is not among chat_templates")
+    return sources, hashes, default
+
+
+def load_entry(version_dir: Path) -> Entry:
+    """Load and verify one ``<root>/<name>/<version>/`` directory.
+
+    Raises:
+        engine.errors.ArtifactError: a file is missing, unreadable or fails its hash.
+        ValueError / OSError: the manifest or a chat template is malformed.
+    """
+    import engine  # imported here so `import service.registry` stays cheap
+
+    tok = engine.load(str(version_dir))
+    manifest = tok.manifest or {}
+    name = str(manifest.get("name") or version_dir.parent.name)
+    version = str(manifest.get("version") or version_dir.name)
+    if name != version_dir.parent.name or version != version_dir.name:
+        raise ValueError(
+            f"manifest says {name}@{version} but the directory is "
+            f"{version_dir.parent.name}/{version_dir.name}"
+        )
+    sources, hashes, default = _read_chat_templates(version_dir, manifest)
+    return Entry(name, version, version_dir, tok, manifest, sources, hashes, default)
+
+
+def discover(roots: Iterable[Path]) -> list[Path]:
+    """All ``<root>/<name>/<version>/`` dirs holding a manifest.json, in scan order."""
+    found = []
+    for root in roots:
+        root = Path(root)
+        if not root.is_dir():
+            log.warning("artifact root %s does not exist; skipped", root)
+            continue
+        for name_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            for vdir in sorted(p for p in name_dir.iterdir() if p.is_dir()):
+                if (vdir / "manifest.json").is_file():
+                    found.append(vdir)
+    return found
+
+
+class Registry:
+    """Thread-safe map of loaded versions; see the module docstring for invariants."""
+
+    def __init__(self, default: str | None = None) -> None:
+        self._lock = threading.RLock()
+        self._snapshot: MappingProxyType[str, dict[str, Entry]] = MappingProxyType({})
+        self._current: MappingProxyType[str, Entry] = MappingProxyType({})
+        self.failures: list[LoadFailure] = []
+        self.default = default
+
+    # ---- loading ----------------------------------------------------------------
+    def load_roots(self, roots: Iterable[Path]) -> list[Entry]:
+        """Load every version under ``roots``; failures are logged and recorded, not raised."""
+        loaded = []
+        for vdir in discover(roots):
+            entry = self.add_version(vdir)
+            if entry is not None:
+                loaded.append(entry)
+        return loaded
+
+    def add_version(self, version_dir: Path) -> Entry | None:
+        """Load one version dir and publish it (replacing an equal name@version)."""
+        try:
+            entry = load_entry(Path(version_dir))
+        except Exception as exc:  # one clear line per refused artifact; keep serving others
+            reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+            log.error("artifact refused: %s: %s: %s", version_dir, type(exc).__name__, reason)
+            with self._lock:
+                self.failures.append(LoadFailure(Path(version_dir), reason))
+            return None
+        with self._lock:
+            table = {n: dict(v) for n, v in self._snapshot.items()}
+            table.setdefault(entry.name, {})[entry.version] = entry
+            self._publish(table)
+        log.info("artifact loaded: %s (%s) from %s", entry.ref, entry.hash, version_dir)
+        return entry
+
+    def remove_version(self, name: str, version: str) -> bool:
+        """Unpublish one version; in-flight requests keep the entry object they resolved."""
+        with self._lock:
+            table = {n: dict(v) for n, v in self._snapshot.items()}
+            if table.get(name, {}).pop(version, None) is None:
+                return False
+            if not table[name]:
+                del table[name]
+            self._publish(table)
+            return True
+
+    def _publish(self, table: dict[str, dict[str, Entry]]) -> None:
+        current = {n: vs[max(vs, key=version_key)] for n, vs in table.items() if vs}
+        # Two assignments; a reader between them sees a consistent old or new `current`.
+        self._snapshot = MappingProxyType(table)
+        self._current = MappingProxyType(current)
+
+    # ---- lookup -----------------------------------------------------------------
+    def resolve(self, spec: str | None) -> Entry:
+        """``None`` → the default; ``"name"`` → current version; ``"name@version"`` → that one.
+
+        Raises:
+            TokenizerNotFound: unknown name or version; details list what exists.
+        """
+        if spec is None:
+            spec = self.default
+            if spec is None:
+                raise TokenizerNotFound("no tokenizer given and no default is configured",
+                                        available=self.refs())
+        name, sep, version = spec.partition("@")
+        if not sep:
+            entry = self._current.get(name)
+            if entry is not None:
+                return entry
+        else:
+            entry = self._snapshot.get(name, {}).get(version)
+            if entry is not None:
+                return entry
+            if name in self._snapshot:
+                raise TokenizerNotFound(
+                    f"tokenizer {name!r} has no version {version!r}; available versions: "
+                    f"{sorted(self._snapshot[name], key=version_key)}",
+                    tokenizer=spec,
+                    available=self.refs(),
+                )
+        raise TokenizerNotFound(
+            f"unknown tokenizer {spec!r}; available: {', '.join(self.refs()) or 'none'} "
+            f"(pass \"tokenizer\": \"name\" or \"name@version\")",
+            tokenizer=spec,
+            available=self.refs(),
+        )
+
+    def entries(self) -> list[Entry]:
+        """Every loaded version, sorted by name then version."""
+        snap = self._snapshot
+        return [snap[n][v] for n in sorted(snap) for v in sorted(snap[n], key=version_key)]
+
+    def refs(self) -> list[str]:
+        return [e.ref for e in self.entries()]
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._snapshot.values())

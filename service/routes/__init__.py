@@ -1,0 +1,13 @@
+"""Thin routers, one per resource: parse → ``service.serving`` → response."""
+
+from . import count, decode, encode, health, metrics, render_chat, tokenizers
+
+ROUTERS = [
+    encode.router,
+    decode.router,
+    count.router,
+    render_chat.router,
+    tokenizers.router,
+    health.router,
+    metrics.router,
+]

@@ -1,0 +1,15 @@
+"""GET /metrics: Prometheus text format."""
+
+from fastapi import APIRouter, Response
+
+from ..deps import StateDep
+
+router = APIRouter(tags=["ops"])
+
+
+@router.get("/metrics")
+async def metrics(state: StateDep) -> Response:
+    cache, m = state.cache, state.metrics
+    m.cache_entries.set(len(cache))
+    m.cache_bytes.set(cache.bytes)
+    return Response(content=m.render(), media_type=m.content_type)

@@ -1,0 +1,45 @@
+"""GET /tokenizers and /tokenizers/{name} (or name@version)."""
+
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from ..deps import StateDep
+from ..errors import TokenizerNotFound, dumps
+from ..registry import Entry
+from ._common import json_response
+
+router = APIRouter(tags=["tokenizers"])
+
+
+def describe(entry: Entry) -> dict[str, Any]:
+    tok = entry.tokenizer
+    return {
+        "name": entry.name,
+        "version": entry.version,
+        "tokenizer": entry.ref,
+        "tokenizer_hash": entry.hash,
+        "vocab_size": tok.vocab_size,
+        "special_tokens": dict(tok.special_tokens),
+        "chat_templates": dict(entry.chat_template_hashes),
+        "default_chat_template": entry.default_chat_template,
+    }
+
+
+@router.get("/tokenizers")
+async def list_tokenizers(state: StateDep) -> Response:
+    """Every served version, and the default's name@version."""
+    registry = state.registry
+    try:
+        default = registry.resolve(None).ref
+    except TokenizerNotFound:  # default not loaded: still list the others
+        default = None
+    entries = [describe(e) for e in registry.entries()]
+    return json_response(dumps({"default": default, "tokenizers": entries}))
+
+
+@router.get("/tokenizers/{name}")
+async def get_tokenizer(name: str, state: StateDep) -> Response:
+    """One version (bare name = current) plus its manifest."""
+    entry = state.registry.resolve(name)
+    return json_response(dumps({**describe(entry), "manifest": entry.manifest}))

@@ -1,0 +1,99 @@
+"""Service configuration: one pydantic-settings model read from ``TOKSERVE_*`` env vars.
+
+Every limit has a sensible default so the service runs with zero configuration. The CLI
+turns its flags into the same env vars (so ``--workers N`` processes see them too), and
+tests build a ``Settings(...)`` directly and hand it to ``create_app`` — nothing here is
+read at import time.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+#: The repository's own ``artifacts/`` directory (next to the ``service`` package). In an
+#: editable install or a checkout this is the bundled root; in a wheel install it does not
+#: exist and ``TOKSERVE_BUNDLED_ARTIFACTS`` points at a copied tree instead (see Dockerfile).
+BUNDLED_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+
+
+class Settings(BaseSettings):
+    """All knobs of the service. Env var = ``TOKSERVE_`` + upper-case field name."""
+
+    model_config = SettingsConfigDict(env_prefix="TOKSERVE_", extra="ignore")
+
+    # --- artifacts -------------------------------------------------------------------
+    bundled_artifacts: Path | None = Field(
+        default=BUNDLED_ARTIFACTS,
+        description="Root of the bundled tokenizers; set to an empty string to disable.",
+    )
+    artifacts: Annotated[list[Path], NoDecode] = Field(
+        default_factory=list,
+        description="Extra artifact roots (<root>/<name>/<version>/), os.pathsep- or "
+        "comma-separated in the env var. Later roots win on a name@version clash.",
+    )
+    default_tokenizer: str = Field(
+        default="o200k_base", description="Used when a request names no tokenizer."
+    )
+
+    # --- limits ----------------------------------------------------------------------
+    max_body_bytes: int = Field(
+        default=16 * 1024 * 1024, gt=0, description="Request body limit (413 above it)."
+    )
+    max_text_chars: int = Field(
+        default=4_000_000, gt=0, description="Per-text limit in code points (413 above it)."
+    )
+    max_batch: int = Field(default=4096, gt=0, description="Max items in texts/batch_ids.")
+    max_decode_ids: int = Field(
+        default=4_000_000, gt=0, description="Max ids in one decode request (all rows)."
+    )
+    thread_offload_chars: int = Field(
+        default=16_384,
+        ge=0,
+        description="Inputs with at least this many chars in total are encoded in a worker "
+        "thread (the engine releases the GIL) so the event loop keeps serving.",
+    )
+
+    # --- cache -----------------------------------------------------------------------
+    cache_max_entries: int = Field(default=100_000, ge=0, description="0 disables the cache.")
+    cache_max_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    cache_max_text_chars: int = Field(
+        default=65_536, ge=0, description="Texts longer than this bypass the cache."
+    )
+
+    # --- auth ------------------------------------------------------------------------
+    auth_token: SecretStr | None = Field(
+        default=None,
+        description="When set, every route but /healthz needs 'Authorization: Bearer <token>'.",
+    )
+
+    log_level: str = Field(default="info")
+
+    @field_validator("artifacts", mode="before")
+    @classmethod
+    def _split_roots(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            parts = value.replace(",", os.pathsep).split(os.pathsep)
+            return [p.strip() for p in parts if p.strip()]
+        return value
+
+    @field_validator("bundled_artifacts", "auth_token", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def artifact_roots(self) -> list[Path]:
+        """Roots in scan order: the bundled root first, then ``artifacts`` in given order."""
+        roots = [self.bundled_artifacts] if self.bundled_artifacts is not None else []
+        return roots + list(self.artifacts)
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings from the environment (cached; tests build their own)."""
+    return Settings()

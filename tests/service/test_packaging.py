@@ -1,0 +1,77 @@
+"""Docker files are kept honest by reading them (no Docker engine runs in CI)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import tomllib
+from pathlib import Path
+
+import pytest
+from setuptools import find_packages
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _dockerfile() -> str:
+    path = REPO / "Dockerfile"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing")
+    # join continuation lines so each instruction is one line
+    return re.sub(r"\\\n\s*", " ", path.read_text())
+
+
+def _instructions(text: str, keyword: str) -> list[str]:
+    return [ln.strip()[len(keyword):].strip() for ln in text.splitlines()
+            if ln.strip().upper().startswith(keyword + " ")]
+
+
+def _installs_project(command: str) -> bool:
+    """A `pip install`/`pip wheel` whose target is the project directory `.`."""
+    for part in re.split(r"&&|;", command):
+        words = shlex.split(part)
+        if "pip" in " ".join(words[:4]) and ("install" in words or "wheel" in words):
+            targets = [w for w in words if not w.startswith("-")]
+            if any(re.fullmatch(r"\.(\[[\w,]+\])?", t) for t in targets):
+                return True
+    return False
+
+
+def test_dockerfile_is_multistage_nonroot_with_healthcheck():
+    text = _dockerfile()
+    assert len(_instructions(text, "FROM")) >= 2
+    users = _instructions(text, "USER")
+    assert users and users[-1] not in ("root", "0")
+    (health,) = _instructions(text, "HEALTHCHECK")
+    assert "/healthz" in health
+
+
+def test_dockerfile_pip_installs_the_project_and_runs_tokserve_serve():
+    text = _dockerfile()
+    runs = _instructions(text, "RUN")
+    assert any(_installs_project(r) for r in runs), runs
+    assert any("install" in r and "tokserve" in r for r in runs)  # the built project wheel
+    (cmd,) = _instructions(text, "CMD")
+    assert "tokserve" in cmd and "serve" in cmd
+
+
+def test_readme_quick_start_installs_the_project_the_same_way():
+    readme = REPO / "README.md"
+    if not readme.is_file():
+        pytest.skip(f"{readme} is missing")
+    commands = re.findall(r"^\s*(?:\$\s*)?(.*pip install.*)$", readme.read_text(), re.M)
+    assert any(_installs_project(c) for c in commands), commands
+    assert "tokserve serve" in readme.read_text()
+
+
+def test_wheel_includes_every_service_subpackage():
+    """A non-editable install (the Docker image) must ship service.routes / service.chat."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    wanted = set(find_packages(str(REPO), include=["engine*", "service*"]))
+    if "packages" in config and isinstance(config["packages"], list):
+        shipped = set(config["packages"])
+    else:
+        spec = config.get("packages", {}).get("find", {})
+        shipped = set(find_packages(str(REPO), include=spec.get("include", ["*"]),
+                                    exclude=spec.get("exclude", ())))
+    assert wanted <= shipped, f"pyproject does not package {sorted(wanted - shipped)}"
