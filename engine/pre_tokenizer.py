@@ -16,6 +16,7 @@ are reported so offsets can be mapped back.
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 import regex
@@ -47,6 +48,8 @@ class PreTokenizer:
         self.spec = spec
         self.family = _family_for(spec, reference)
         self._steps = _compile(spec, reference)
+        single = self._steps[0] if len(self._steps) == 1 else None
+        self._findall = single[1].findall if single and single[0] == "findall" else None
         self.adds_prefix_space = any(s[0] == "prefix" for s in self._steps)
 
     def split(self, text: str) -> list[tuple[str, bool]]:
@@ -64,6 +67,16 @@ class PreTokenizer:
         """
         if self.family >= 0:
             return text.encode("utf-8"), None, []
+        if self._findall is not None:
+            # one regex over the whole segment (tiktoken-style pattern): piece ends come
+            # from the match lengths; the pattern covers every character, checked below
+            data = text.encode("utf-8")
+            pieces = self._findall(text)
+            lengths = map(len, pieces) if len(data) == len(text) else (
+                len(p.encode("utf-8")) for p in pieces)
+            ends = list(accumulate(lengths))
+            if not ends or ends[-1] == len(data):
+                return data, ends, []
         parts: list[bytes] = []
         ends: list[int] = []
         inserted: list[int] = []
