@@ -3,8 +3,11 @@
 The engine tracks every token as a byte span of the (surrogate-repaired) original text;
 normalized segments are mapped back through their alignment before this stage, so
 this is the single place where units are chosen. Lone surrogates were replaced by
-U+FFFD, which is one code point and one UTF-16 unit like the surrogate it replaces, so
-char and utf16 offsets index the caller's string exactly.
+U+FFFD, which is one code point and one UTF-16 unit like the surrogate it replaces;
+a surrogate pair held as two code points was joined into its astral character, which
+is two UTF-16 units like the pair. So utf16 offsets always index the caller's string,
+and char offsets do too unless a ``str`` carried a split pair (it then counts as one
+code point; JSON parsers join escaped pairs, so HTTP callers never see this).
 """
 
 from __future__ import annotations

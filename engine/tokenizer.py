@@ -7,8 +7,11 @@ Invariants every entry point keeps:
 
 * ``count(x) == len(encode(x))`` and ``encode_batch(xs)[i] == encode(xs[i])`` for the same
   options: they share ``_segments`` and differ only in what they materialise.
-* Lone surrogates are replaced by U+FFFD before anything else (what tiktoken does); this
-  keeps code point and UTF-16 indices of the caller's string unchanged.
+* Surrogates are repaired before anything else, as tiktoken does: a high+low pair held as
+  two code points in a ``str`` becomes its astral character, a lone surrogate becomes
+  U+FFFD. UTF-16 offsets of the caller's string are unchanged by this; code-point offsets
+  count a repaired pair as one code point. (JSON parsers already join escaped pairs, so
+  over HTTP only lone surrogates reach the engine.)
 * Offsets are byte spans of the original text until the last step, where ``offsets``
   converts them to the requested unit.
 * A Tokenizer is immutable after construction (the model's piece cache is internally
@@ -23,7 +26,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import regex
 
 from ._bpe import BpeModel
 from .added_tokens import AddedTokenScanner, Match, Policy
@@ -36,17 +38,21 @@ from .post_processor import PostProcessor
 from .pre_tokenizer import PreTokenizer
 
 MAX_TEXT_CHARS = 1 << 30  # hard engine ceiling; the service enforces far lower limits
-_SURROGATE = regex.compile(r"[\ud800-\udfff]")
 _BATCH_SERIAL_BELOW = 4096  # total chars: below this a thread pool costs more than it saves
 
 
 def repair_surrogates(text: str) -> str:
-    """Replace lone surrogates (valid in Python str and JSON, not in UTF-8) by U+FFFD."""
+    """Make ``text`` encodable as UTF-8 the way tiktoken does.
+
+    Surrogates are valid in Python ``str`` and JSON escapes but not in UTF-8. A round trip
+    through UTF-16 joins well-formed pairs and replaces each lone surrogate by U+FFFD,
+    which is one code point and one UTF-16 unit, like what it replaces.
+    """
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        return _SURROGATE.sub("\ufffd", text)
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class Tokenizer:
