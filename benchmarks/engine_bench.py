@@ -1,0 +1,406 @@
+"""Engine benchmark: ours vs tiktoken, tokenizers and quicktok-v1, in one run, offline.
+
+    python benchmarks/engine_bench.py [--mb 1.0] [--repeat 3] [--tokenizers o200k_base,cl100k_base]
+                                      [--skip-pathological] [--skip-load]
+
+Corpus (built from what is on disk, no network; see benchmarks/README.md):
+
+* ``english``: docstrings of the Python standard library plus the licence texts in
+  /usr/share/common-licenses (when present);
+* ``code``: Python standard library source files;
+* ``cjk``: translated messages (``msgstr``) of the system's zh_CN, zh_TW, ja and ko
+  gettext catalogs (/usr/share/locale), else generated CJK text;
+* ``other_scripts``: the same from ru, uk, el, ar, fa, he, hi, bn, ta, th, ka, hy catalogs;
+* ``emoji``: seeded emoji text (ZWJ sequences, skin tones, flags) between short words.
+
+Each slice is cut to ``--mb`` MB of UTF-8 and kept as its natural documents. For every
+tokenizer it prints single-thread MB/s (a loop of ``encode`` over the documents, best of
+``--repeat``) and 2-thread MB/s (each library's own batch API with 2 threads), per slice
+and overall, with ratios to tiktoken, after checking that every implementation's ids are
+identical to the reference on every document (differences are printed, never hidden).
+
+Then the pathological scaling (10^4, 10^5, 10^6 bytes of one repeated letter, of base64 and
+of spaces; target ``t(10^6) / t(10^5) <= 15``), and load time plus resident memory (RSS
+delta, each measured in a fresh subprocess) of o200k_base for ours and tiktoken.
+Policies: ours runs ``special_tokens="text"`` (literals are ordinary text), the same work as
+tiktoken's and quicktok's ``encode_ordinary``; tokenizers runs its default ``encode``
+(``add_special_tokens=False``), which is the reference for deepseek-v4.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import base64
+import gettext
+import glob
+import json
+import os
+import random
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
+
+from conformance.references import (  # noqa: E402  (repo paths first)
+    ARTIFACTS,
+    TOKENIZER_FILES,
+    build_tiktoken_reference,
+    build_tokenizers_reference,
+)
+
+import engine  # noqa: E402
+
+QUICKTOK_NAMES = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "llama3": "llama3",
+                  "qwen": "qwen3"}
+
+# ============================================================================ corpus
+
+
+def _cut(docs: list[str], limit: int) -> list[str]:
+    out, size = [], 0
+    for doc in docs:
+        if not doc.strip():
+            continue
+        raw = doc.encode("utf-8")
+        if size + len(raw) > limit:
+            rest = raw[: limit - size].decode("utf-8", "ignore")
+            if rest:
+                out.append(rest)
+            break
+        out.append(doc)
+        size += len(raw)
+    return out
+
+
+def _stdlib_files() -> list[Path]:
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.glob("*.py"))
+    files += sorted(p for p in root.glob("*/*.py") if "test" not in p.parts[-2])
+    return files
+
+
+def english_docs(limit: int) -> list[str]:
+    docs: list[str] = []
+    for lic in sorted(glob.glob("/usr/share/common-licenses/*")):
+        if os.path.isfile(lic):
+            docs.append(Path(lic).read_text("utf-8", "ignore"))
+    for path in _stdlib_files():
+        try:
+            tree = ast.parse(path.read_text("utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc and len(doc) > 80:
+                    docs.append(doc)
+    random.Random(1).shuffle(docs)
+    return _cut(docs, limit)
+
+
+def code_docs(limit: int) -> list[str]:
+    docs = []
+    for path in _stdlib_files():
+        try:
+            docs.append(path.read_text("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    random.Random(2).shuffle(docs)
+    chunks = [d[k:k + 8000] for d in docs for k in range(0, len(d), 8000)]
+    return _cut(chunks, limit)
+
+
+def locale_docs(langs: list[str], limit: int) -> list[str]:
+    """Translated messages from the system's gettext catalogs, ~4 KB per document."""
+    messages: list[str] = []
+    for lang in langs:
+        for mo in sorted(glob.glob(f"/usr/share/locale/{lang}/LC_MESSAGES/*.mo")):
+            try:
+                with open(mo, "rb") as fh:
+                    catalog = gettext.GNUTranslations(fh)._catalog  # noqa: SLF001
+            except Exception:  # noqa: BLE001 - a broken catalog is just skipped
+                continue
+            for value in catalog.values():
+                if isinstance(value, str) and value and not value.startswith("Project-Id"):
+                    messages.append(value)
+    random.Random(3).shuffle(messages)
+    docs, current = [], []
+    for m in messages:
+        current.append(m)
+        if sum(map(len, current)) > 4000:
+            docs.append("\n".join(current))
+            current = []
+    if current:
+        docs.append("\n".join(current))
+    return _cut(docs, limit)
+
+
+def generated_cjk(limit: int) -> list[str]:
+    rng = random.Random(4)
+    docs = []
+    for _ in range(limit // 3000 + 1):
+        docs.append("".join(chr(rng.randint(0x4E00, 0x9FA5)) if rng.random() < 0.9
+                            else rng.choice("，。、！？ 1") for _ in range(1000)))
+    return _cut(docs, limit)
+
+
+def emoji_docs(limit: int) -> list[str]:
+    rng = random.Random(5)
+    seqs = ["😀", "👍🏽", "❤️", "👨‍👩‍👧‍👦", "👩🏽‍💻", "🏳️‍🌈", "🇺🇸", "🇯🇵", "1️⃣", "🎉", "🔥", "🙏🏿",
+            "🧑‍🤝‍🧑", "😂", "🤷🏻‍♂️", "🐈‍⬛", "✨", "🚀", "🥲", "🫠"]
+    words = ["lol", "great", "see you", "ok", "happy birthday", "!!!", "thanks", "wow", "ja", "好"]
+    docs = []
+    for _ in range(limit // 2000 + 1):
+        parts = []
+        for _ in range(300):
+            parts.append(rng.choice(seqs) * rng.randint(1, 3) if rng.random() < 0.6
+                         else rng.choice(words))
+            parts.append(rng.choice([" ", "", "\n", " "]))
+        docs.append("".join(parts))
+    return _cut(docs, limit)
+
+
+def build_slices(mb: float) -> dict[str, list[str]]:
+    limit = int(mb * 1_000_000)
+    cjk = locale_docs(["zh_CN", "zh_TW", "ja", "ko"], limit)
+    other = locale_docs(["ru", "uk", "el", "ar", "fa", "he", "hi", "bn", "ta", "th", "ka", "hy"],
+                        limit)
+    return {
+        "english": english_docs(limit),
+        "code": code_docs(limit),
+        "cjk": cjk if sum(len(d.encode()) for d in cjk) > limit // 2 else generated_cjk(limit),
+        "other_scripts": other,
+        "emoji": emoji_docs(limit),
+    }
+
+
+# ============================================================================ implementations
+
+
+class Impl:
+    """One implementation of one tokenizer: single encode and a 2-thread batch."""
+
+    def __init__(self, label: str, encode, batch) -> None:
+        self.label, self.encode, self.batch = label, encode, batch
+
+
+def implementations(name: str) -> tuple[list[Impl], str]:
+    """[ours, reference, peers...] and the reference's label."""
+    relative, preset = TOKENIZER_FILES[name]
+    path = ARTIFACTS / relative
+    ours = engine.load(str(path), preset=preset) if preset else engine.load(str(path))
+    impls = [Impl("ours", lambda t: ours.encode(t, special_tokens="text"),
+                  lambda ts: ours.encode_batch(ts, special_tokens="text", num_threads=2))]
+    if preset:
+        enc = build_tiktoken_reference(name, path).encoding
+        impls.append(Impl("tiktoken", enc.encode_ordinary,
+                          lambda ts: enc.encode_ordinary_batch(ts, num_threads=2)))
+        try:
+            import quicktok
+
+            qt = quicktok.get_encoding(QUICKTOK_NAMES[name])
+            impls.append(Impl("quicktok", qt.encode_ordinary, lambda ts: _qt_batch(qt, ts)))
+        except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
+            print(f"  (quicktok unavailable for {name}: {exc})")
+        return impls, "tiktoken"
+    ref = build_tokenizers_reference(name, path)
+    full = ref.full
+    impls.append(Impl("tokenizers", lambda t: full.encode(t, add_special_tokens=False).ids,
+                      lambda ts: [e.ids for e in full.encode_batch(ts, add_special_tokens=False)]))
+    return impls, "tokenizers"
+
+
+def _qt_batch(qt, texts: list[str]) -> list[list[int]]:
+    tokens, offsets = qt.encode_batch(texts, 2)
+    return [tokens[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
+
+
+def best_time(fn, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# ============================================================================ sections
+
+
+def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int) -> None:
+    sizes = {s: sum(len(d.encode("utf-8")) for d in docs) for s, docs in slices.items()}
+    print("corpus: " + ", ".join(f"{s} {sizes[s] / 1e6:.2f} MB ({len(slices[s])} docs)"
+                                 for s in slices))
+    for name in names:
+        if not (ARTIFACTS / TOKENIZER_FILES[name][0]).is_file():
+            print(f"\n== {name}: skipped, missing {ARTIFACTS / TOKENIZER_FILES[name][0]}")
+            continue
+        impls, ref_label = implementations(name)
+        ref = next(i for i in impls if i.label == ref_label)
+        print(f"\n== {name} (reference: {ref_label}); MB/s, ratio = x {ref_label}")
+        # exactness first: every implementation against the reference, every document
+        for impl in impls:
+            if impl is ref:
+                continue
+            bad = [(s, k) for s, docs in slices.items() for k, d in enumerate(docs)
+                   if list(impl.encode(d)) != list(ref.encode(d))]
+            bad_batch = sum(1 for s, docs in slices.items()
+                            for a, b in zip(impl.batch(docs), map(ref.encode, docs))
+                            if list(a) != list(b))
+            verdict = "identical" if not bad and not bad_batch else (
+                f"DIFFERENT on {len(bad)} docs (batch: {bad_batch}); first: {bad[:3]}")
+            print(f"  ids {impl.label} vs {ref_label}: {verdict}")
+        header = f"  {'slice':14}" + "".join(f"{i.label:>11}" for i in impls)
+        ratios = [i for i in impls if i is not ref]
+        header += "".join(f"{i.label + '/' + ref_label[:2]:>14}" for i in ratios)
+        for mode in ("1 thread", "2 threads"):
+            print(f"  -- {mode}")
+            print(header)
+            totals = {i.label: 0.0 for i in impls}
+            for s, docs in slices.items():
+                row = {}
+                for impl in impls:
+                    if mode == "1 thread":
+                        t = best_time(lambda: [impl.encode(d) for d in docs], repeat)
+                    else:
+                        t = best_time(lambda: impl.batch(docs), repeat)
+                    row[impl.label] = t
+                    totals[impl.label] += t
+                _print_row(s, row, impls, ref, sizes[s])
+            _print_row("overall", totals, impls, ref, sum(sizes.values()))
+
+
+def _print_row(label: str, times: dict[str, float], impls: list[Impl], ref: Impl, size: int) -> None:
+    line = f"  {label:14}" + "".join(f"{size / 1e6 / times[i.label]:11.1f}" for i in impls)
+    line += "".join(f"{times[ref.label] / times[i.label]:13.2f}x" for i in impls if i is not ref)
+    print(line)
+
+
+def _b64(n: int) -> str:
+    rng = random.Random(6)
+    return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()[:n]
+
+
+_REF_PATHOLOGICAL = """
+import sys, time
+sys.path[:0] = {paths!r}
+from conformance.references import build_tiktoken_reference, ARTIFACTS, TOKENIZER_FILES
+import engine_bench
+enc = build_tiktoken_reference({name!r}, ARTIFACTS / TOKENIZER_FILES[{name!r}][0]).encoding
+text = {text_expr}
+start = time.perf_counter(); enc.encode_ordinary(text); print(time.perf_counter() - start)
+"""
+
+
+def bench_pathological(names: list[str], reference: bool) -> None:
+    print("\n== pathological inputs (seconds; ratio = t(10^6) / t(10^5), target <= 15)")
+    kinds = {"letter": lambda n: "a" * n, "base64": _b64, "spaces": lambda n: " " * n}
+    exprs = {"letter": "'a' * {n}", "spaces": "' ' * {n}",
+             "base64": "__import__('engine_bench')._b64({n})"}
+    for name in names:
+        relative, preset = TOKENIZER_FILES[name]
+        if not (ARTIFACTS / relative).is_file():
+            continue
+        ours = engine.load(str(ARTIFACTS / relative), preset=preset) if preset else engine.load(
+            str(ARTIFACTS / relative))
+        for kind, make in kinds.items():
+            times = []
+            for n in (10**4, 10**5, 10**6):
+                text = make(n)
+                times.append(best_time(lambda: ours.encode(text, special_tokens="text"),
+                                       3 if n < 10**6 else 2))
+            line = (f"  {name:12} {kind:7} ours   " + "  ".join(f"{t:8.4f}" for t in times)
+                    + f"   ratio {times[2] / times[1]:5.1f}"
+                    + ("  OK" if times[2] / times[1] <= 15 else "  OVER TARGET"))
+            print(line)
+            if reference and preset and exprs[kind]:
+                ref_times = []
+                for n in (10**4, 10**5, 10**6):
+                    code = _REF_PATHOLOGICAL.format(paths=[str(REPO), str(REPO / "tests"),
+                                                           str(REPO / "benchmarks")], name=name,
+                                                    text_expr=exprs[kind].format(n=n))
+                    try:
+                        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                              text=True, timeout=120)
+                        ref_times.append(f"{float(proc.stdout.strip()):8.4f}" if proc.returncode == 0
+                                         else f"crash({proc.returncode})")
+                    except subprocess.TimeoutExpired:
+                        ref_times.append("  >120 s")
+                print(f"  {name:12} {kind:7} tiktoken " + "  ".join(ref_times))
+
+
+_LOAD = """
+import json, sys, time
+sys.path[:0] = {paths!r}
+def rss():
+    for line in open('/proc/self/status'):
+        if line.startswith('VmRSS:'):
+            return int(line.split()[1]) * 1024
+{imports}
+r0 = rss(); t0 = time.perf_counter()
+{load}
+t1 = time.perf_counter(); r1 = rss()
+assert obj.encode({probe!r}) is not None
+print(json.dumps({{"seconds": t1 - t0, "rss": r1 - r0}}))
+"""
+
+_LOADERS = {
+    "ours (rank file + preset)": (
+        "import engine",
+        "obj = engine.load({path!r}, preset='o200k_base')"),
+    "ours (bundled artifact dir, sha256 verified)": (
+        "import engine",
+        "obj = engine.load('o200k_base')"),
+    "tiktoken (parse rank file + Encoding)": (
+        "import tiktoken\nfrom conformance.references import build_tiktoken_reference\n"
+        "from pathlib import Path",
+        "obj = build_tiktoken_reference('o200k_base', Path({path!r})).encoding"),
+}
+
+
+def bench_load(runs: int) -> None:
+    path = str(ARTIFACTS / TOKENIZER_FILES["o200k_base"][0])
+    print(f"\n== load o200k_base (fresh subprocess each, median of {runs}; RSS delta of the load)")
+    for label, (imports, load) in _LOADERS.items():
+        samples = []
+        for _ in range(runs):
+            code = _LOAD.format(paths=[str(REPO), str(REPO / "tests")], imports=imports,
+                                load=load.format(path=path), probe="hello world")
+            proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"  {label}: failed: {proc.stderr.strip()[-300:]}")
+                break
+            samples.append(json.loads(proc.stdout))
+        if samples:
+            samples.sort(key=lambda s: s["seconds"])
+            mid = samples[len(samples) // 2]
+            print(f"  {label:46} {mid['seconds']:7.3f} s   RSS +{mid['rss'] / 2**20:7.1f} MiB")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--mb", type=float, default=1.0, help="MB of UTF-8 per corpus slice")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--tokenizers", default="o200k_base,cl100k_base,llama3,qwen,deepseek-v4")
+    parser.add_argument("--skip-pathological", action="store_true")
+    parser.add_argument("--no-reference-pathological", action="store_true",
+                        help="do not time tiktoken on the pathological inputs")
+    parser.add_argument("--skip-load", action="store_true")
+    args = parser.parse_args(argv)
+    names = [n for n in args.tokenizers.split(",") if n]
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    bench_throughput(names, build_slices(args.mb), args.repeat)
+    if not args.skip_pathological:
+        bench_pathological([n for n in names if n in ("o200k_base", "cl100k_base")] or names[:1],
+                           not args.no_reference_pathological)
+    if not args.skip_load:
+        bench_load(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Differential tests: our engine against the reference tokenizers, id for id."""

@@ -1,0 +1,213 @@
+"""Tokenizer entry points: load errors, encode_batch, count, and pathological inputs.
+
+* Loading a missing, corrupt or unsupported artifact raises the engine's typed errors
+  (ArtifactError / UnsupportedArtifact with a stable ``code``), never a bare exception
+  and never a tokenizer that would silently produce different ids.
+* ``encode_batch(xs)[i] == encode(xs[i])`` in input order for any thread count, and
+  ``count(x) == len(encode(x))`` for every policy and ``add_special_tokens``.
+* A megabyte of one repeated letter, of spaces or of base64 completes and round-trips
+  (the speed of it is measured in benchmarks/engine_bench.py, not here).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import shutil
+
+import pytest
+
+import engine
+from conformance.references import TOKENIZER_FILES, artifact_file
+from corpus import build_corpus, is_valid_text, literal_cases
+
+# ============================================================================ load errors
+
+
+def test_missing_file_is_artifact_error(tmp_path):
+    with pytest.raises(engine.ArtifactError) as info:
+        engine.load(str(tmp_path / "absent.tiktoken"), preset="cl100k_base")
+    assert info.value.code == "artifact_error"
+    assert "absent.tiktoken" in str(info.value)
+    with pytest.raises(engine.ArtifactError):
+        engine.load(str(tmp_path / "absent" / "tokenizer.json"))
+
+
+def test_unknown_bundled_name_is_artifact_error():
+    with pytest.raises(engine.ArtifactError):
+        engine.load("no_such_tokenizer_name")
+
+
+def test_unknown_preset_is_artifact_error():
+    path = artifact_file(TOKENIZER_FILES["cl100k_base"][0])
+    with pytest.raises(engine.ArtifactError) as info:
+        engine.load(str(path), preset="gpt9_base")
+    assert "gpt9_base" in str(info.value)
+
+
+@pytest.mark.parametrize("content", [
+    b"this is not base64!!! 12\n",
+    b"YWJj notanumber\n",
+    b"YWJj\n",
+    b"\xff\xfe\x00garbage",
+])
+def test_corrupt_tiktoken_file_is_artifact_error(tmp_path, content):
+    path = tmp_path / "corrupt.tiktoken"
+    path.write_bytes(content)
+    with pytest.raises(engine.ArtifactError):
+        engine.load(str(path), preset="cl100k_base")
+
+
+@pytest.fixture(scope="module")
+def deepseek_json() -> dict:
+    return json.loads(artifact_file(TOKENIZER_FILES["deepseek-v4"][0]).read_text("utf-8"))
+
+
+@pytest.mark.parametrize("content", ['{"model": ', "[]", '{"version": "1.0"}', "\x00\x01"])
+def test_corrupt_tokenizer_json_is_artifact_error(tmp_path, content):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(content)
+    with pytest.raises(engine.ArtifactError):
+        engine.load(str(path))
+
+
+def test_truncated_tokenizer_json_is_artifact_error(tmp_path):
+    source = artifact_file(TOKENIZER_FILES["deepseek-v4"][0]).read_bytes()
+    path = tmp_path / "tokenizer.json"
+    path.write_bytes(source[: len(source) // 2])
+    with pytest.raises(engine.ArtifactError):
+        engine.load(str(path))
+
+
+def _set(spec: dict, dotted: str, value) -> dict:
+    spec = json.loads(json.dumps(spec))
+    node = spec
+    *parents, last = dotted.split(".")
+    for key in parents:
+        node = node[key]
+    node[last] = value
+    return spec
+
+
+@pytest.mark.parametrize(("dotted", "value", "named"), [
+    ("model.type", "WordPiece", "WordPiece"),
+    ("model.dropout", 0.1, "dropout"),
+    ("model.byte_fallback", True, "byte_fallback"),
+    ("normalizer", {"type": "Lowercase"}, "Lowercase"),
+    ("normalizer", {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Strip",
+                                                          "strip_left": True, "strip_right": True}]},
+     "Strip"),
+    ("pre_tokenizer", {"type": "Whitespace"}, "Whitespace"),
+    ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [{"type": "Metaspace", "replacement": "▁",
+                                                              "prepend_scheme": "always", "split": True}]},
+     "Metaspace"),
+    ("decoder", {"type": "WordPiece", "prefix": "##", "cleanup": True}, "WordPiece"),
+    ("post_processor", {"type": "BertProcessing", "sep": ["[SEP]", 1], "cls": ["[CLS]", 0]},
+     "BertProcessing"),
+])
+def test_unsupported_feature_is_named(tmp_path, deepseek_json, dotted, value, named):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(_set(deepseek_json, dotted, value)), encoding="utf-8")
+    with pytest.raises(engine.UnsupportedArtifact) as info:
+        engine.load(str(path))
+    assert info.value.code == "unsupported_artifact"
+    assert named in str(info.value)
+
+
+def test_artifact_dir_hash_mismatch_names_the_file(tmp_path):
+    source = engine.bundled_root() / "o200k_base"
+    if not source.is_dir():
+        pytest.skip(f"missing bundled artifact {source}")
+    version = max(p for p in source.iterdir() if (p / "manifest.json").exists())
+    target = tmp_path / "o200k_base" / version.name
+    shutil.copytree(version, target)
+    manifest = json.loads((target / "manifest.json").read_text())
+    victim = target / manifest["tokenizer_file"]
+    data = bytearray(victim.read_bytes())
+    data[100] ^= 1
+    victim.write_bytes(bytes(data))
+    with pytest.raises(engine.ArtifactError) as info:
+        engine.load(str(target))
+    assert manifest["tokenizer_file"] in str(info.value)
+
+
+# ============================================================================ batch and count
+
+
+@pytest.fixture(scope="module")
+def texts() -> list[str]:
+    corpus = build_corpus()
+    return [c.text for i, c in enumerate(corpus) if i % 40 == 0]
+
+
+@pytest.mark.parametrize("threads", [None, 1, 2, 4])
+def test_encode_batch_equals_encode_in_order(pair, texts, threads):
+    tok = pair.ours
+    for policy in ("allow", "text"):
+        batch = tok.encode_batch(texts, special_tokens=policy, num_threads=threads)
+        assert batch == [tok.encode(t, special_tokens=policy) for t in texts]
+    batch = tok.encode_batch(texts, special_tokens="text", add_special_tokens=True,
+                             num_threads=threads)
+    assert batch == [tok.encode(t, special_tokens="text", add_special_tokens=True) for t in texts]
+
+
+def test_encode_batch_edge_cases(pair):
+    tok = pair.ours
+    assert tok.encode_batch([]) == []
+    assert tok.encode_batch(["", "a", ""]) == [[], tok.encode("a"), []]
+    literal = sorted(tok.special_tokens)[0]
+    with pytest.raises(engine.SpecialTokenInText):
+        tok.encode_batch(["fine " * 2000, f"bad {literal}"], num_threads=2)
+
+
+def test_count_equals_len_encode(pair, texts):
+    tok = pair.ours
+    cases = texts + [t for _, t in literal_cases(random.Random(5), list(tok.special_tokens), 40)]
+    for text in cases:
+        for policy in ("reject", "allow", "text"):
+            for add in (False, True):
+                try:
+                    ids = tok.encode(text, special_tokens=policy, add_special_tokens=add)
+                except engine.SpecialTokenInText:
+                    with pytest.raises(engine.SpecialTokenInText):
+                        tok.count(text, special_tokens=policy, add_special_tokens=add)
+                    continue
+                assert tok.count(text, special_tokens=policy, add_special_tokens=add) == len(ids)
+
+
+# ============================================================================ pathological inputs
+
+_MB = 10**6
+
+
+def _b64(n: int) -> str:
+    rng = random.Random(9)
+    return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()[:n]
+
+
+@pytest.mark.parametrize("kind", ["spaces", "letter", "base64", "newlines", "digits"])
+def test_megabyte_of_repetition_completes(pair, kind):
+    text = {"spaces": " " * _MB, "letter": "a" * _MB, "base64": _b64(_MB),
+            "newlines": "\n" * _MB, "digits": "7" * _MB}[kind]
+    tok = pair.ours
+    ids = tok.encode(text, special_tokens="text")
+    assert 0 < len(ids) <= len(text)
+    assert tok.count(text, special_tokens="text") == len(ids)
+    assert tok.decode(ids) == text
+
+
+@pytest.mark.parametrize("n", [10**4, 10**5])
+def test_long_repetition_matches_reference(pair, n):
+    """Sizes the references handle in reasonable time: ids equal."""
+    for text in (" " * n, "a" * n, _b64(n), "ab" * (n // 2)):
+        assert pair.ours.encode(text, special_tokens="text") == pair.ref.encode(text, "text")
+
+
+def test_lone_surrogates_never_raise(pair):
+    tok = pair.ours
+    for text in ("\ud800", "a\udfffb", "\udc00\ud800", "x" * 5000 + "\ud83d"):
+        ids = tok.encode(text)
+        repaired = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+        assert tok.decode(ids) == repaired
+        assert is_valid_text(tok.decode(ids))
