@@ -32,7 +32,11 @@ from .settings import Settings
 
 log = logging.getLogger("tokserve.http")
 
-_OPEN_PATHS = frozenset({"/healthz"})
+# The playground page and its assets carry no data; the page asks for the bearer token
+# itself and sends it on every API call.
+_OPEN_PATHS = frozenset({
+    "/healthz", "/", "/playground", "/playground/playground.js", "/playground/playground.css",
+})
 
 
 def _header(scope: Scope, name: bytes) -> bytes | None:

@@ -1,6 +1,6 @@
 """Thin routers, one per resource: parse → ``service.serving`` → response."""
 
-from . import count, decode, encode, health, metrics, render_chat, tokenizers
+from . import count, decode, encode, health, metrics, playground, render_chat, tokenizers
 
 ROUTERS = [
     encode.router,
@@ -10,4 +10,5 @@ ROUTERS = [
     tokenizers.router,
     health.router,
     metrics.router,
+    playground.router,
 ]
