@@ -21,8 +21,9 @@ Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed t
   than ~48 symbols fit in cache lines and beat any heap. Long pieces (a megabyte of
   one letter, base64, spaces) use a doubly linked list plus a binary heap with
   stale-entry checks, so a piece of n bytes costs O(n log n), never O(n^2).
-* A bounded piece -> ids cache (guarded by a mutex, so threads may share it) saves
-  the merge loop for repeated multi-token pieces; single-token pieces never reach it.
+* A bounded piece -> ids cache (``piece_cache.h``: sharded, each shard behind its own
+  mutex, so threads share it without queueing) saves the merge loop for repeated
+  multi-token pieces; single-token pieces never reach it.
 
 Invariants: every id produced is a key of the decoder table; the concatenated bytes of
 a piece's ids equal the piece; offsets are derived from token byte lengths, so they
@@ -30,23 +31,49 @@ are exact by construction.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 from libcpp.algorithm cimport pop_heap, push_heap
-from libcpp.mutex cimport mutex
 from libcpp.string cimport string
-from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
-from cython.operator cimport dereference as deref
 
 from .errors import ArtifactError
 
 
 cdef extern from "pretok_scan.h":
     ptrdiff_t pt_next_piece(int family, const unsigned char *s, ptrdiff_t pos, ptrdiff_t n) nogil
+
+
+cdef extern from "piece_cache.h":
+    cdef cppclass PieceCache:
+        void set_capacity(size_t capacity)
+        bint get(const unsigned char *p, size_t n, vector[int32_t] *out) noexcept nogil
+        void put(const unsigned char *p, size_t n, const int32_t *ids, size_t count) noexcept nogil
+        void clear() noexcept nogil
+        uint64_t hits()
+        uint64_t misses()
+
+
+cdef extern from "parallel_for.h":
+    ctypedef void (*pf_task)(void *ctx, size_t i) noexcept nogil
+    void pf_run(size_t n, int threads, pf_task fn, void *ctx) nogil
+
+
+cdef struct BatchJobs:
+    # One entry per segment; the bytes objects are kept alive by the caller's list.
+    void *model
+    const unsigned char **data
+    Py_ssize_t *size
+    const vector[int64_t] **ends  # NULL: the compiled scanner splits the segment
+    vector[int32_t] *out
+
+
+cdef void _run_job(void *ctx, size_t i) noexcept nogil:
+    cdef BatchJobs *jobs = <BatchJobs *>ctx
+    (<BpeModel>jobs.model)._encode_span(jobs.data[i], jobs.size[i], jobs.ends[i], &jobs.out[i])
 
 
 cdef extern from "bpe_tables.h":
@@ -97,15 +124,11 @@ cdef class BpeModel:
     cdef bint whole_piece_lookup
     cdef bint concat_ranks
     cdef public int family
-    cdef unordered_map[string, vector[int32_t]] cache
-    cdef size_t cache_capacity
-    cdef mutex cache_lock
-    cdef public uint64_t cache_hits
-    cdef public uint64_t cache_misses
+    cdef PieceCache cache
+    cdef list id_objects  # int objects 0..size-1, shared by every returned id list
 
     def __cinit__(self):
         self.family = -1
-        self.cache_capacity = 65536
 
     def __dealloc__(self):
         bt_bytes_free(&self.encoder)
@@ -133,7 +156,7 @@ cdef class BpeModel:
         cdef size_t max_id = 0, total = 0, pos = 0, n_tokens
         self.whole_piece_lookup = whole_piece_lookup
         self.family = family
-        self.cache_capacity = cache_capacity
+        self.cache.set_capacity(cache_capacity)
         if tiktoken_data is not None:
             tokens = _parse_tiktoken(tiktoken_data)
         pairs = tokens if isinstance(tokens, list) else list(tokens)
@@ -167,6 +190,9 @@ cdef class BpeModel:
                 pos += n
         for tok, tid in pairs:
             bt_bytes_put(&self.encoder, &self.arena[self.tok_start[tid]], self.tok_len[tid], tid)
+        # Handing out the same int object for an id costs an INCREF; building a fresh one
+        # for every id above 256 cost half of a large batch's time (measured, o200k).
+        self.id_objects = list(range(max_id))
         cdef int b
         cdef unsigned char c
         for b in range(256):
@@ -314,7 +340,6 @@ cdef class BpeModel:
 
     cdef void _encode_piece(self, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
-        cdef string key
         cdef int32_t whole
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
@@ -327,25 +352,11 @@ cdef class BpeModel:
         if <size_t>n < CACHE_MIN_BYTES or <size_t>n > CACHE_MAX_PIECE:
             self._merge(p, n, out)
             return
-        key = string(<const char *>p, n)
-        self.cache_lock.lock()
-        cit = self.cache.find(key)
-        if cit != self.cache.end():
-            out.insert(out.end(), deref(cit).second.begin(), deref(cit).second.end())
-            self.cache_hits += 1
-            self.cache_lock.unlock()
+        if self.cache.get(p, n, out):
             return
-        self.cache_misses += 1
-        self.cache_lock.unlock()
         cdef size_t before = out.size()
         self._merge(p, n, out)
-        cdef vector[int32_t] made
-        made.assign(out.begin() + before, out.end())
-        self.cache_lock.lock()
-        if self.cache.size() >= self.cache_capacity:
-            self.cache.clear()
-        self.cache[key] = made
-        self.cache_lock.unlock()
+        self.cache.put(p, n, out.data() + before, out.size() - before)
 
     cdef inline void _merge(self, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
@@ -396,11 +407,81 @@ cdef class BpeModel:
         ``ends``: exclusive byte ends of the pre-tokenizer pieces, or None to use the
         compiled scanner. Releases the GIL while merging.
         """
-        return _to_list(self._encode(data, ends))
+        return self._to_list(self._encode(data, ends))
 
     def count(self, bytes data, ends=None):
         """Like ``encode`` but returns only the number of ids (no list is built)."""
         return self._encode(data, ends).size()
+
+    cdef vector[vector[int32_t]] _encode_many(self, list segments, int num_threads) except *:
+        """Merge every ``(data, ends)`` segment on up to ``num_threads`` threads."""
+        cdef size_t n = len(segments), i
+        cdef vector[const unsigned char *] data
+        cdef vector[Py_ssize_t] size
+        cdef vector[vector[int64_t]] cuts
+        cdef vector[const vector[int64_t] *] ends
+        cdef vector[vector[int32_t]] out
+        cdef BatchJobs jobs
+        data.resize(n)
+        size.resize(n)
+        cuts.resize(n)
+        ends.resize(n)
+        out.resize(n)
+        for i in range(n):
+            segment, piece_ends = segments[i]
+            if type(segment) is not bytes:
+                raise TypeError("segments must be (bytes, ends) pairs")
+            data[i] = <const unsigned char *>PyBytes_AS_STRING(segment)
+            size[i] = PyBytes_GET_SIZE(segment)
+            if piece_ends is None:
+                if self.family < 0:
+                    raise ValueError("no compiled scanner for this pattern: pass piece ends")
+                ends[i] = NULL
+            else:
+                for e in piece_ends:
+                    cuts[i].push_back(e)
+                ends[i] = &cuts[i]
+        jobs.model = <void *>self
+        jobs.data = data.data()
+        jobs.size = size.data()
+        jobs.ends = ends.data()
+        jobs.out = out.data()
+        with nogil:
+            pf_run(n, num_threads, _run_job, &jobs)
+        return out
+
+    cdef list _to_list(self, const vector[int32_t] &ids):
+        cdef size_t i, size = len(self.id_objects)
+        cdef list out = PyList_New(ids.size())
+        for i in range(ids.size()):
+            if <size_t>ids[i] < size:
+                item = <object>PyList_GET_ITEM(self.id_objects, ids[i])
+            else:
+                item = ids[i]
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, i, item)
+        return out
+
+    def encode_many(self, list segments, int num_threads=1):
+        """``[encode(data, ends) for data, ends in segments]``, merged in parallel.
+
+        One call releases the GIL once for the whole batch; with one call per text the
+        threads would queue for the GIL between texts and two threads ran slower than
+        one. ``segments`` must stay alive (it holds the bytes) until this returns.
+        """
+        cdef vector[vector[int32_t]] out = self._encode_many(segments, num_threads)
+        cdef size_t i
+        cdef list result = PyList_New(out.size())
+        for i in range(out.size()):
+            item = self._to_list(out[i])
+            Py_INCREF(item)
+            PyList_SET_ITEM(result, i, item)
+        return result
+
+    def count_many(self, list segments, int num_threads=1):
+        """Like ``encode_many`` but only the number of ids of each segment."""
+        cdef vector[vector[int32_t]] out = self._encode_many(segments, num_threads)
+        return [out[i].size() for i in range(out.size())]
 
     def encode_with_spans(self, bytes data, ends=None, Py_ssize_t base=0):
         """Ids and a flat list ``[start0, end0, start1, ...]`` of byte spans + ``base``."""
@@ -416,7 +497,7 @@ cdef class BpeModel:
             item = PyLong_FromLong(pos)
             Py_INCREF(item)
             PyList_SET_ITEM(spans, 2 * i + 1, item)
-        return _to_list(out), spans
+        return self._to_list(out), spans
 
     def encode_piece(self, bytes piece):
         """Merge one piece as given (no pre-tokenization); for tests and the trainer."""
@@ -426,7 +507,7 @@ cdef class BpeModel:
         if n:
             with nogil:
                 self._encode_piece(s, n, &out)
-        return _to_list(out)
+        return self._to_list(out)
 
     def decode_bytes(self, ids):
         """ids -> bytes; returns ``(bytes, unknown_ids)`` so the caller raises typed errors."""
@@ -454,10 +535,16 @@ cdef class BpeModel:
     def merge_count(self):
         return self.merges.size
 
+    @property
+    def cache_hits(self):
+        return self.cache.hits()
+
+    @property
+    def cache_misses(self):
+        return self.cache.misses()
+
     def clear_cache(self):
-        self.cache_lock.lock()
         self.cache.clear()
-        self.cache_lock.unlock()
 
 
 
@@ -505,13 +592,3 @@ def _parse_tiktoken(bytes data):
 
 cdef inline Py_ssize_t _end(const vector[int32_t] &nxt, int32_t slot, Py_ssize_t n) noexcept nogil:
     return nxt[slot] if nxt[slot] >= 0 else n
-
-
-cdef list _to_list(const vector[int32_t] &ids):
-    cdef size_t i
-    cdef list out = PyList_New(ids.size())
-    for i in range(ids.size()):
-        item = PyLong_FromLong(ids[i])
-        Py_INCREF(item)
-        PyList_SET_ITEM(out, i, item)
-    return out

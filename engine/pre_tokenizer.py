@@ -16,6 +16,7 @@ are reported so offsets can be mapped back.
 
 from __future__ import annotations
 
+from functools import cached_property
 from itertools import accumulate
 from typing import Any
 
@@ -41,16 +42,30 @@ _GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+
 
 
 class PreTokenizer:
-    """Immutable after construction; ``family >= 0`` means the compiled scanner applies."""
+    """Immutable after construction; ``family >= 0`` means the compiled scanner applies.
+
+    With a scanner family the ``regex`` steps are compiled on first use only (``split``,
+    used by tests and diagnostics): adapting a pattern's Unicode properties to the
+    reference's version scans all of Unicode and would triple o200k_base's load time.
+    Without one they are compiled here, so an unsupported spec fails at load.
+    """
 
     def __init__(self, spec: dict[str, Any], reference: str) -> None:
         self.reference = reference
         self.spec = spec
         self.family = _family_for(spec, reference)
-        self._steps = _compile(spec, reference)
+        if self.family < 0:
+            self._steps  # noqa: B018 - compile (and validate) now
+        self.adds_prefix_space = _adds_prefix_space(spec)
+
+    @cached_property
+    def _steps(self) -> list[tuple]:
+        return _compile(self.spec, self.reference)
+
+    @cached_property
+    def _findall(self):
         single = self._steps[0] if len(self._steps) == 1 else None
-        self._findall = single[1].findall if single and single[0] == "findall" else None
-        self.adds_prefix_space = any(s[0] == "prefix" for s in self._steps)
+        return single[1].findall if single and single[0] == "findall" else None
 
     def split(self, text: str) -> list[tuple[str, bool]]:
         """Pieces of ``text`` in order, each with "a space was prepended" flag."""
@@ -101,6 +116,12 @@ def _family_for(spec: dict[str, Any], reference: str) -> int:
         return finder(spec, reference) if finder else -1
     except Exception:  # an unknown shape simply means "use the fallback"
         return -1
+
+
+def _adds_prefix_space(spec: dict[str, Any]) -> bool:
+    if spec.get("type") == "Sequence":
+        return any(_adds_prefix_space(child) for child in spec.get("pretokenizers", []))
+    return spec.get("type") == "ByteLevel" and bool(spec.get("add_prefix_space"))
 
 
 def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:

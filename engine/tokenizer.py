@@ -23,7 +23,6 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 
@@ -38,7 +37,18 @@ from .post_processor import PostProcessor
 from .pre_tokenizer import PreTokenizer
 
 MAX_TEXT_CHARS = 1 << 30  # hard engine ceiling; the service enforces far lower limits
-_BATCH_SERIAL_BELOW = 4096  # total chars: below this a thread pool costs more than it saves
+_BATCH_SERIAL_BELOW = 2048  # total chars: below this starting threads costs more than it saves
+
+
+class _Job(int):
+    """Index of a segment in a batch's merge list (an ``int`` subclass, so it is told
+    apart from a literal's id by type)."""
+
+    __slots__ = ()
+
+    @property
+    def index(self) -> int:
+        return int(self)
 
 
 def repair_surrogates(text: str) -> str:
@@ -200,16 +210,47 @@ class Tokenizer:
     ) -> list[list[int]]:
         """Encode many texts, in input order, on up to ``num_threads`` threads.
 
-        The merge loops release the GIL, so threads run on separate cores.
+        Added-token scan, normalizer and (regex) pre-tokenizer run first, under the GIL;
+        then every segment of every text is merged in ONE nogil call spread over native
+        threads, so short texts do not queue for the GIL between each other.
         """
         texts = list(texts)
-        workers = num_threads or os.cpu_count() or 1
-        if workers <= 1 or len(texts) < 2 or sum(map(len, texts)) < _BATCH_SERIAL_BELOW:
+        threads = self._threads_for(texts, num_threads)
+        if threads <= 1:
             return [self.encode(t, special_tokens, add_special_tokens) for t in texts]
-        with ThreadPoolExecutor(max_workers=min(workers, len(texts))) as pool:
-            return list(
-                pool.map(lambda t: self.encode(t, special_tokens, add_special_tokens), texts)
-            )
+        plans, segments = self._plan_batch(texts, special_tokens)
+        merged = self._model.encode_many(segments, threads)
+        out: list[list[int]] = []
+        for plan in plans:
+            if len(plan) == 1 and type(plan[0]) is _Job:
+                ids = merged[plan[0].index]
+            else:
+                ids = []
+                for part in plan:
+                    if type(part) is _Job:
+                        ids.extend(merged[part.index])
+                    else:
+                        ids.append(part)
+            out.append(self._post.apply(ids) if add_special_tokens else ids)
+        return out
+
+    def count_batch(
+        self,
+        texts: Sequence[str],
+        special_tokens: Policy = "reject",
+        add_special_tokens: bool = False,
+        num_threads: int | None = None,
+    ) -> list[int]:
+        """``[count(t) for t in texts]``, merged in parallel like ``encode_batch``."""
+        texts = list(texts)
+        threads = self._threads_for(texts, num_threads)
+        if threads <= 1:
+            return [self.count(t, special_tokens, add_special_tokens) for t in texts]
+        plans, segments = self._plan_batch(texts, special_tokens)
+        counts = self._model.count_many(segments, threads)
+        extra = self._post.added if add_special_tokens else 0
+        return [extra + sum(counts[p.index] if type(p) is _Job else 1 for p in plan)
+                for plan in plans]
 
     def find_literals(self, text: str) -> list[tuple[str, int]]:
         """Every special/added literal in ``text`` as ``(literal, char index)``."""
@@ -234,6 +275,38 @@ class Tokenizer:
         return self._decoder.decode_bytes([token_id])
 
     # ================================================================ private
+
+    @staticmethod
+    def _threads_for(texts: list[str], num_threads: int | None) -> int:
+        workers = num_threads or os.cpu_count() or 1
+        if workers <= 1 or len(texts) < 2 or sum(map(len, texts)) < _BATCH_SERIAL_BELOW:
+            return 1
+        return min(workers, len(texts))
+
+    def _plan_batch(self, texts: list[str], policy: Policy) -> tuple[list[list], list[tuple]]:
+        """Per text, its parts in order (literal ids and ``_Job``s), plus the segments
+        the ``_Job``s index. Raises for the first text that breaks ``policy``, as a loop
+        of ``encode`` would."""
+        plans: list[list] = []
+        segments: list[tuple] = []
+        fast = not self._normalizer and self._pre.family >= 0
+        for raw in texts:
+            text = self._prepare(raw)
+            matches = self._added.check(text, policy, None)
+            if not matches and fast:
+                plans.append([_Job(len(segments))])
+                segments.append((text.encode("utf-8"), None))
+                continue
+            plan: list = []
+            for piece in self._segments(text, matches):
+                if isinstance(piece, Match):
+                    plan.append(piece.id)
+                else:
+                    data, ends, _ = self._pre.encode_input(self._normalizer.apply(piece))
+                    plan.append(_Job(len(segments)))
+                    segments.append((data, ends))
+            plans.append(plan)
+        return plans, segments
 
     @staticmethod
     def _prepare(text: str) -> str:

@@ -150,6 +150,10 @@ def test_encode_batch_equals_encode_in_order(pair, texts, threads):
     batch = tok.encode_batch(texts, special_tokens="text", add_special_tokens=True,
                              num_threads=threads)
     assert batch == [tok.encode(t, special_tokens="text", add_special_tokens=True) for t in texts]
+    counts = tok.count_batch(texts, special_tokens="allow", add_special_tokens=True,
+                             num_threads=threads)
+    assert counts == [len(tok.encode(t, special_tokens="allow", add_special_tokens=True))
+                      for t in texts]
 
 
 def test_encode_batch_edge_cases(pair):
@@ -159,6 +163,8 @@ def test_encode_batch_edge_cases(pair):
     literal = sorted(tok.special_tokens)[0]
     with pytest.raises(engine.SpecialTokenInText):
         tok.encode_batch(["fine " * 2000, f"bad {literal}"], num_threads=2)
+    with pytest.raises(engine.SpecialTokenInText):
+        tok.count_batch(["fine " * 2000, f"bad {literal}"], num_threads=2)
 
 
 def test_count_equals_len_encode(pair, texts):
