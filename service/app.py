@@ -49,8 +49,13 @@ def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceSt
     return ServiceState(settings=settings, registry=registry, cache=cache, metrics=metrics)
 
 
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """A new app; ``settings`` defaults to the environment (``TOKSERVE_*``)."""
+def create_app(settings: Settings | None = None) -> ServiceMiddleware:
+    """A new app; ``settings`` defaults to the environment (``TOKSERVE_*``).
+
+    The returned ASGI app is ``ServiceMiddleware`` around the FastAPI app (reachable as
+    ``.app``): outside, not inside, FastAPI's own middleware stack, so the hot POST
+    routes it dispatches directly skip that stack too.
+    """
     settings = settings or get_settings()
     metrics = Metrics()
 
@@ -71,10 +76,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
-    app.add_middleware(ServiceMiddleware, settings=settings, metrics=metrics)
-    return app
+    return ServiceMiddleware(app, settings=settings, metrics=metrics)
 
 
-def app_from_env() -> FastAPI:
+def app_from_env() -> ServiceMiddleware:
     """Factory for ``uvicorn --factory service.app:app_from_env`` (multi-worker serving)."""
     return create_app(get_settings())

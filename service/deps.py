@@ -47,7 +47,11 @@ async def parse_body(request: Request, model: type[M]) -> M:
         InvalidJson: not JSON, or not a JSON object (422).
         pydantic.ValidationError: the object does not match the schema (422).
     """
-    raw = await request.body()
+    return parse_json(await request.body(), model)
+
+
+def parse_json(raw: bytes, model: type[M]) -> M:
+    """Parse and validate ``raw`` as ``model`` (the errors of ``parse_body``)."""
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:

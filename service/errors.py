@@ -155,19 +155,32 @@ def _validation_message(details: list[dict]) -> str:
     return f"invalid request at {where}: {first['msg']}{more}"
 
 
-async def _typed_error(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, (ServiceError, engine_errors.EngineError))
-    status = status_for(exc)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    if status >= 500:
-        log.error("%s on %s: %s", exc.code, request.url.path, exc.message)
-    return error_response(status, exc.code, exc.message, headers, **exc.details)
+def response_for(exc: BaseException, path: str, request_id: str) -> Response:
+    """The error response for ``exc`` raised while serving ``path``.
+
+    The one mapping both request paths use: FastAPI's exception handlers (below) and the
+    middleware's direct dispatch of the hot POST routes (``service.dispatch``).
+    """
+    if isinstance(exc, (ServiceError, engine_errors.EngineError)):
+        status = status_for(exc)
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        if status >= 500:
+            log.error("%s on %s: %s", exc.code, path, exc.message)
+        return error_response(status, exc.code, exc.message, headers, **exc.details)
+    if isinstance(exc, (ValidationError, RequestValidationError)):
+        details = _validation_details(list(exc.errors()))
+        return error_response(422, "invalid_request", _validation_message(details),
+                              errors=details)
+    log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
+    return internal_error_response(request_id)
 
 
-async def _validation_error(request: Request, exc: Exception) -> Response:
-    errors = exc.errors() if isinstance(exc, (ValidationError, RequestValidationError)) else []
-    details = _validation_details(list(errors))
-    return error_response(422, "invalid_request", _validation_message(details), errors=details)
+def _request_id(request: Request) -> str:
+    return request.scope.get("tokserve.request_id") or uuid.uuid4().hex
+
+
+async def _mapped(request: Request, exc: Exception) -> Response:
+    return response_for(exc, request.url.path, _request_id(request))
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -191,18 +204,9 @@ def internal_error_response(request_id: str) -> Response:
     )
 
 
-async def _unexpected(request: Request, exc: Exception) -> Response:
-    request_id = request.scope.get("tokserve.request_id") or uuid.uuid4().hex
-    log.exception("unhandled error on %s (request_id=%s)", request.url.path, request_id,
-                  exc_info=exc)
-    return internal_error_response(request_id)
-
-
 def install_error_handlers(app: FastAPI) -> None:
     """Register every handler; routes raise typed exceptions and never build errors."""
-    app.add_exception_handler(ServiceError, _typed_error)
-    app.add_exception_handler(engine_errors.EngineError, _typed_error)
-    app.add_exception_handler(ValidationError, _validation_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
+    for exc_type in (ServiceError, engine_errors.EngineError, ValidationError,
+                     RequestValidationError, Exception):
+        app.add_exception_handler(exc_type, _mapped)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)

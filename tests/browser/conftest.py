@@ -89,16 +89,11 @@ def _bos_artifact(root: Path) -> Path:
 
 def _app(extra_root: Path) -> Any:
     from service.app import create_app
-    from service.routes import playground
     from service.settings import BUNDLED_ARTIFACTS, Settings
 
     settings = Settings(bundled_artifacts=BUNDLED_ARTIFACTS, artifacts=[extra_root],
                         auth_token=None, default_tokenizer="o200k_base", log_level="warning")
-    app = create_app(settings)
-    if not any(getattr(r, "path", None) == "/playground" for r in app.routes):
-        # The app factory does not include the playground router yet: add it the same way.
-        app.include_router(playground.router)
-    return app
+    return create_app(settings)
 
 
 @pytest.fixture(scope="session")

@@ -113,7 +113,7 @@ def test_unexpected_exception_is_500_with_request_id_and_no_trace(live_server, b
                         default_tokenizer="cl100k_base")
     srv = live_server(settings)
 
-    @srv.server.config.app.get("/boom")
+    @srv.server.config.app.app.get("/boom")  # the FastAPI app inside ServiceMiddleware
     async def boom() -> None:
         raise RuntimeError("secret internals")
 
