@@ -1,9 +1,9 @@
 """Shared fixtures: the real tokenizer artifacts, our engine on them, and the references.
 
 The reference builders live in ``conformance/references.py`` (importable by tests and
-helpers alike); here they become session fixtures. Every fixture that needs a file in
-``../shared/artifacts`` skips, naming the file, when it is absent (a user's clone may not
-have ``../shared`` beside it; CI does).
+helpers alike); here they become session fixtures. A fixture that needs a file in
+``../shared/artifacts`` uses the repo's bundled copy when there is one and otherwise
+skips, naming the file (``shared_files.py``).
 
 Knobs: ``TOKSERVE_CORPUS_MB`` (differential corpus size per tokenizer, default 2) and
 ``TOKSERVE_HYPOTHESIS_MAX_EXAMPLES`` (per hypothesis test, default 200).
@@ -11,13 +11,11 @@ Knobs: ``TOKSERVE_CORPUS_MB`` (differential corpus size per tokenizer, default 2
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from conformance.references import (
     ALL_NAMES,
-    ARTIFACTS,
     TIKTOKEN_NAMES,
     Pair,
     get_pair,
@@ -54,14 +52,6 @@ def o200k_pair() -> Pair:
 @pytest.fixture(scope="session")
 def llama3_pair() -> Pair:
     return get_pair("llama3")
-
-
-@pytest.fixture(scope="session")
-def shared_artifacts() -> Path:
-    """The ../shared/artifacts directory (skips when absent)."""
-    if not ARTIFACTS.is_dir():
-        pytest.skip(f"missing {ARTIFACTS} (needs ../shared beside the repo)")
-    return ARTIFACTS.resolve()
 
 
 def pytest_terminal_summary(terminalreporter) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+from shared_files import shared_file
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
@@ -54,11 +55,8 @@ def env_int(name: str, default: int) -> int:
 
 
 def artifact_file(relative: str) -> Path:
-    """The path of a shared artifact, or skip the test naming the missing file."""
-    path = (ARTIFACTS / relative).resolve()
-    if not path.is_file():
-        pytest.skip(f"missing shared artifact {ARTIFACTS / relative} (needs ../shared beside the repo)")
-    return path
+    """The path of a shared artifact (or its bundled copy), or skip naming the file."""
+    return shared_file(f"artifacts/{relative}")
 
 
 # ============================================================================ references

@@ -21,13 +21,13 @@ import logging
 from pathlib import Path
 
 import pytest
+from shared_files import shared_file
 
 from service.chat import render_chat
 from service.errors import TemplateError
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 TEMPLATES = SHARED / "templates"
-DEEPSEEK_JSON = SHARED / "artifacts" / "deepseek-v4" / "tokenizer.json"
 
 DS_BOS, DS_EOS = "<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>"
 #: bos/eos per template, from ../shared/templates/README.md (None: the model has none).
@@ -152,8 +152,8 @@ CONTINUE_CONVERSATIONS: dict[str, list[dict]] = {
 
 
 def _template_names() -> list[str]:
-    if not TEMPLATES.is_dir():
-        return []
+    if not TEMPLATES.is_dir():  # without ../shared: the template the repo bundles
+        return ["deepseek-v4"]
     return sorted(p.stem for p in TEMPLATES.glob("*.jinja"))
 
 
@@ -169,12 +169,11 @@ def _cases() -> list[tuple[str, str, bool, bool]]:
 
 @pytest.fixture(scope="module")
 def hf_tokenizer_object():
-    if not DEEPSEEK_JSON.is_file():
-        pytest.skip(f"missing {DEEPSEEK_JSON} (needs ../shared beside the repo)")
+    path = shared_file("artifacts/deepseek-v4/tokenizer.json")
     tokenizers = pytest.importorskip("tokenizers")
     pytest.importorskip("transformers")
     logging.getLogger("transformers").setLevel(logging.ERROR)
-    return tokenizers.Tokenizer.from_file(str(DEEPSEEK_JSON))
+    return tokenizers.Tokenizer.from_file(str(path))
 
 
 _REFS: dict[str, object] = {}
@@ -197,10 +196,7 @@ def specials_for(template: str) -> dict[str, str]:
 
 
 def source_of(template: str) -> str:
-    path = TEMPLATES / f"{template}.jinja"
-    if not path.is_file():
-        pytest.skip(f"missing {path} (needs ../shared beside the repo)")
-    return path.read_text(encoding="utf-8")
+    return shared_file(f"templates/{template}.jinja").read_text(encoding="utf-8")
 
 
 def conversation(name: str, cont: bool) -> tuple[list[dict], dict]:

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
+from shared_files import shared_file
 
 import engine
 from engine import importers
@@ -33,9 +34,7 @@ def _corpus() -> list[str]:
 
 
 def _need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"needs ../shared/artifacts/{path.relative_to(SHARED)}")
-    return path
+    return shared_file(f"artifacts/{path.relative_to(SHARED).as_posix()}")
 
 
 @pytest.mark.parametrize("preset, rel", [

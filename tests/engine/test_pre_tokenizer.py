@@ -30,12 +30,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
+from shared_files import find_shared, shared_file
 import regex
 
 _scan = pytest.importorskip("engine._scan", reason="engine._scan is not built")
 from engine.unicode_compat import adapt_pattern, category_ranges  # noqa: E402
 
-ARTIFACTS = Path(__file__).resolve().parents[2].parent / "shared" / "artifacts"
 CORPUS_CHARS = int(os.environ.get("TOKSERVE_PRETOK_CHARS", "400000"))
 
 TIKTOKEN_FAMILIES = {
@@ -48,10 +48,7 @@ TIKTOKEN_FAMILIES = {
 
 
 def _need(rel: str) -> Path:
-    path = ARTIFACTS / rel
-    if not path.exists():
-        pytest.skip(f"needs ../shared/artifacts/{rel}")
-    return path
+    return shared_file(f"artifacts/{rel}")
 
 
 # ---------------------------------------------------------------- corpus
@@ -326,7 +323,7 @@ def test_hypothesis_tricky_alphabet():
     st = hypothesis.strategies
     rxs = {family: regex.compile(adapt_pattern(pattern, "tiktoken"))
            for family, pattern, _ in TIKTOKEN_FAMILIES.values()}
-    ds = _deepseek().pre_tokenizer if (ARTIFACTS / "deepseek-v4/tokenizer.json").exists() else None
+    ds = _deepseek().pre_tokenizer if find_shared("artifacts/deepseek-v4/tokenizer.json") else None
 
     @hypothesis.settings(max_examples=int(os.environ.get("TOKSERVE_HYPOTHESIS_MAX_EXAMPLES", "300")),
                          deadline=None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from shared_files import shared_file
 
 from service.chat import render_chat
 from service.errors import ReservedLiteralInContent
@@ -29,17 +30,11 @@ def ds():
 @pytest.fixture(scope="module")
 def qwen():
     engine = pytest.importorskip("engine")
-    path = SHARED / "artifacts" / "qwen" / "qwen.tiktoken"
-    if not path.is_file():
-        pytest.skip(f"missing {path} (needs ../shared beside the repo)")
-    return engine.load(str(path), preset="qwen")
+    return engine.load(str(shared_file("artifacts/qwen/qwen.tiktoken")), preset="qwen")
 
 
 def template(name: str) -> str:
-    path = TEMPLATES / f"{name}.jinja"
-    if not path.is_file():
-        pytest.skip(f"missing {path} (needs ../shared beside the repo)")
-    return path.read_text(encoding="utf-8")
+    return shared_file(f"templates/{name}.jinja").read_text(encoding="utf-8")
 
 
 DS_LITERALS = ["<｜User｜>", "<｜Assistant｜>", "<｜end▁of▁sentence｜>", "<｜begin▁of▁sentence｜>",
