@@ -87,10 +87,10 @@ def import_tekken(path: str | Path, root: str | Path, name: str, version: str,
                           tokenizer_file=path.name, **fields)
 
 
-def import_any(source: str | Path, root: str | Path, name: str, version: str,
+def import_any(path: str | Path, root: str | Path, name: str, version: str,
                **fields: Any) -> dict:
     """Dispatch on what ``source`` is (directory, tekken/tokenizer JSON, rank file)."""
-    source = Path(source)
+    source = Path(path)  # not a keyword "source": that is the manifest's provenance field
     if source.is_dir():
         return import_hf(source, root, name, version, **fields)
     if source.suffix == ".json":

@@ -20,6 +20,7 @@ from .errors import TokenizerNotFound, install_error_handlers
 from .metrics import Metrics
 from .middleware import ServiceMiddleware
 from .registry import Registry
+from .reload import install_sighup
 from .routes import ROUTERS
 from .serving import ServiceState
 from .settings import Settings, get_settings
@@ -32,8 +33,7 @@ def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceSt
     metrics = metrics or Metrics()
     registry = Registry(default=settings.default_tokenizer)
     registry.load_roots(settings.artifact_roots())
-    for entry in registry.entries():
-        metrics.artifacts.labels(entry.ref, entry.hash).set(1)
+    metrics.set_artifacts(registry.entries())
     if registry.failures:
         metrics.artifact_failures.inc(len(registry.failures))
     if len(registry) and settings.default_tokenizer:
@@ -65,7 +65,11 @@ def create_app(settings: Settings | None = None) -> ServiceMiddleware:
         app.state.service = state
         log.info("serving %d tokenizer version(s): %s; default %s", len(state.registry),
                  ", ".join(state.registry.refs()), settings.default_tokenizer)
-        yield
+        uninstall_sighup = install_sighup(state)
+        try:
+            yield
+        finally:
+            uninstall_sighup()
 
     app = FastAPI(
         title="tokserve",

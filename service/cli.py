@@ -4,6 +4,8 @@
     tokserve encode [FILE] [--tokenizer NAME[@V]] [--special-tokens allow] [--offsets char]
     tokserve count  [FILE] [--tokenizer ...]
     tokserve decode [FILE] [--tokenizer ...]      # ids as JSON list or whitespace-separated
+    tokserve artifact import|verify|list ...      # see service/artifact_cli.py
+    tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT
 
 Input is FILE or stdin. Serve flags are exported as ``TOKSERVE_*`` env vars before
 uvicorn starts, so every worker process builds the same settings from its environment.
@@ -18,6 +20,8 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from . import artifact_cli
 
 _LIMIT_FLAGS = {
     "max_body_bytes": "request body limit in bytes",
@@ -58,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         if name == "decode":
             cmd.add_argument("--skip-special-tokens", action="store_true")
             cmd.add_argument("--errors", choices=["replace", "strict"], default="replace")
+    artifact_cli.add_parsers(sub)
     return p
 
 
@@ -157,9 +162,14 @@ def one_shot(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["train"]:
+        return artifact_cli.train(argv[1:])
     args = _parser().parse_args(argv)
     if args.command == "serve":
         return serve(args)
+    if args.command == "artifact":
+        return artifact_cli.run(args)
     return one_shot(args)
 
 

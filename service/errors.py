@@ -73,6 +73,18 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
 
 
+class Forbidden(ServiceError):
+    """A token was sent but it is not the one this route needs."""
+
+    code = "forbidden"
+
+
+class AdminDisabled(ServiceError):
+    """/admin/* is off because TOKSERVE_ADMIN_TOKEN is not set."""
+
+    code = "admin_disabled"
+
+
 class ChatUnavailable(ServiceError):
     """The chat renderer (service.chat) is not installed in this build."""
 
@@ -102,6 +114,8 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     PayloadTooLarge: 413,
     InvalidRequest: 422,
     Unauthorized: 401,
+    Forbidden: 403,
+    AdminDisabled: 404,
     ChatUnavailable: 501,
     ServiceError: 500,
     # framework

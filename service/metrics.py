@@ -10,13 +10,17 @@ Exported series (all prefixed ``tokserve_``):
   /render_chat per ``name@version`` — the billing total.
 * ``cache_hits_total`` / ``cache_misses_total``; ``cache_entries`` / ``cache_bytes``.
 * ``artifacts_loaded{tokenizer,tokenizer_hash}`` (1 per served version) and
-  ``artifact_load_failures_total``.
+  ``artifact_load_failures_total``; ``artifact_reloads_total{trigger,outcome}`` (hot
+  reload: trigger ``sighup`` or ``admin``, outcome ``ok`` or ``refused_some``).
 
 With ``--workers N`` each worker process keeps its own counters (scrape each worker, or
 run one worker per container and let the load balancer fan out, as docker-compose does).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -67,6 +71,10 @@ class Metrics:
         self.artifact_failures = Counter(
             "tokserve_artifact_load_failures", "Artifact versions refused at load.", registry=r
         )
+        self.reloads = Counter(
+            "tokserve_artifact_reloads", "Artifact rescans (hot reload) by trigger and outcome.",
+            ("trigger", "outcome"), registry=r,
+        )
         self._token_children: dict[tuple[str, str], Counter] = {}
         self._request_children: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
 
@@ -79,6 +87,12 @@ class Metrics:
             self._request_children[key] = children
         children[0].inc()
         children[1].observe(seconds)
+
+    def set_artifacts(self, entries: Iterable[Any]) -> None:
+        """Publish exactly these loaded versions (registry entries) in the gauge."""
+        self.artifacts.clear()
+        for entry in entries:
+            self.artifacts.labels(entry.ref, entry.hash).set(1)
 
     def count_tokens(self, tokenizer: str, endpoint: str, n: int) -> None:
         child = self._token_children.get((tokenizer, endpoint))

@@ -3,7 +3,8 @@
 In order, for every HTTP request:
 
 1. a request id (client's ``X-Request-ID`` or a fresh one), echoed in the response;
-2. bearer auth when ``auth_token`` is set (every path but ``/healthz``) → 401;
+2. bearer auth when ``auth_token`` is set (every path but ``/healthz``, the playground
+   page and ``/admin/*``, which has its own token) → 401;
 3. the body limit: a ``Content-Length`` over ``max_body_bytes`` is answered 413 without
    reading a byte; a chunked body is counted as it streams and the read that crosses the
    limit raises ``PayloadTooLarge`` (→ 413) before anything is parsed;
@@ -39,7 +40,8 @@ from .settings import Settings
 log = logging.getLogger("tokserve.http")
 
 # The playground page and its assets carry no data; the page asks for the bearer token
-# itself and sends it on every API call.
+# itself and sends it on every API call. /admin/* checks its own, separate admin token
+# (routes/admin.py).
 _OPEN_PATHS = frozenset({
     "/healthz", "/", "/playground", "/playground/playground.js", "/playground/playground.css",
 })
@@ -143,7 +145,8 @@ class ServiceMiddleware:
             )
 
     def _refuse(self, scope: Scope):  # -> Response | None
-        if self.expected_auth is not None and scope["path"] not in _OPEN_PATHS:
+        if (self.expected_auth is not None and scope["path"] not in _OPEN_PATHS
+                and not scope["path"].startswith("/admin/")):
             got = _header(scope, b"authorization") or b""
             if not hmac.compare_digest(got, self.expected_auth):
                 why = "missing" if not got else "invalid"

@@ -19,6 +19,7 @@ Invariants (these are what hot reload relies on):
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -68,6 +69,20 @@ class Entry:
 class LoadFailure:
     path: Path
     reason: str
+
+
+@dataclass
+class SyncReport:
+    """What one rescan changed: refs added, removed and replaced, dirs refused."""
+
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    failed: list[LoadFailure] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"added": self.added, "removed": self.removed, "replaced": self.replaced,
+                "failed": [{"path": str(f.path), "reason": f.reason} for f in self.failed]}
 
 
 def _read_chat_templates(
@@ -121,6 +136,20 @@ def load_entry(version_dir: Path) -> Entry:
     return Entry(name, version, version_dir, tok, manifest, sources, hashes, default)
 
 
+def _unchanged(entry: Entry) -> bool:
+    """Whether ``entry``'s manifest on disk is still the one it was loaded from.
+
+    The manifest pins every file's sha256, so an unchanged manifest means unchanged
+    content as far as serving goes (files edited under an unchanged manifest are caught
+    by ``tokserve artifact verify``, and by the next load, never by requests: the
+    served tokenizer lives in memory).
+    """
+    try:
+        return json.loads((entry.path / "manifest.json").read_bytes()) == entry.manifest
+    except (OSError, ValueError):
+        return False
+
+
 def discover(roots: Iterable[Path]) -> list[Path]:
     """All ``<root>/<name>/<version>/`` dirs holding a manifest.json, in scan order."""
     found = []
@@ -141,6 +170,7 @@ class Registry:
 
     def __init__(self, default: str | None = None) -> None:
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()  # one rescan at a time; readers never wait
         self._snapshot: MappingProxyType[str, dict[str, Entry]] = MappingProxyType({})
         self._current: MappingProxyType[str, Entry] = MappingProxyType({})
         self.failures: list[LoadFailure] = []
@@ -156,21 +186,65 @@ class Registry:
                 loaded.append(entry)
         return loaded
 
-    def add_version(self, version_dir: Path) -> Entry | None:
-        """Load one version dir and publish it (replacing an equal name@version)."""
+    def sync(self, roots: Iterable[Path]) -> SyncReport:
+        """Make the published table match the version dirs now under ``roots``.
+
+        Hot reload (SIGHUP, POST /admin/reload). New dirs are loaded and verified;
+        dirs that vanished are unpublished; a dir whose manifest changed is loaded as a
+        new ``Entry`` and swapped in. Everything else keeps its ``Entry`` object, and a
+        dir that fails to load leaves what was published for it untouched (a bad copy
+        never takes a serving version down). Loading happens before one atomic publish,
+        so a request sees the old table or the new one, never a mix.
+        """
+        with self._sync_lock:
+            report = SyncReport()
+            old = {(e.name, e.version): e for e in self.entries()}
+            table: dict[str, dict[str, Entry]] = {}
+            # A later root's name@version wins over an earlier one's, as at start.
+            dirs = {(vdir.parent.name, vdir.name): vdir for vdir in discover(roots)}
+            for key, vdir in dirs.items():
+                current = old.get(key)
+                if current is not None and current.path == vdir and _unchanged(current):
+                    table.setdefault(key[0], {})[key[1]] = current
+                    continue
+                entry = self._load(vdir, report.failed)
+                if entry is None:
+                    if current is not None:
+                        table.setdefault(key[0], {})[key[1]] = current
+                    continue
+                table.setdefault(entry.name, {})[entry.version] = entry
+                (report.replaced if current is not None else report.added).append(entry.ref)
+            report.removed = [f"{n}@{v}" for n, v in old if v not in table.get(n, {})]
+            with self._lock:
+                self._publish(table)
+                self.failures = list(report.failed)
+            log.info("artifacts synced: added %s, removed %s, replaced %s, refused %d",
+                     report.added or "none", report.removed or "none",
+                     report.replaced or "none", len(report.failed))
+            return report
+
+    def _load(self, version_dir: Path, failures: list[LoadFailure]) -> Entry | None:
         try:
             entry = load_entry(Path(version_dir))
         except Exception as exc:  # one clear line per refused artifact; keep serving others
             reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             log.error("artifact refused: %s: %s: %s", version_dir, type(exc).__name__, reason)
-            with self._lock:
-                self.failures.append(LoadFailure(Path(version_dir), reason))
+            failures.append(LoadFailure(Path(version_dir), reason))
             return None
+        log.info("artifact loaded: %s (%s) from %s", entry.ref, entry.hash, version_dir)
+        return entry
+
+    def add_version(self, version_dir: Path) -> Entry | None:
+        """Load one version dir and publish it (replacing an equal name@version)."""
+        failures: list[LoadFailure] = []
+        entry = self._load(version_dir, failures)
         with self._lock:
+            if entry is None:
+                self.failures.extend(failures)
+                return None
             table = {n: dict(v) for n, v in self._snapshot.items()}
             table.setdefault(entry.name, {})[entry.version] = entry
             self._publish(table)
-        log.info("artifact loaded: %s (%s) from %s", entry.ref, entry.hash, version_dir)
         return entry
 
     def remove_version(self, name: str, version: str) -> bool:

@@ -69,7 +69,13 @@ class Settings(BaseSettings):
     # --- auth ------------------------------------------------------------------------
     auth_token: SecretStr | None = Field(
         default=None,
-        description="When set, every route but /healthz needs 'Authorization: Bearer <token>'.",
+        description="When set, every route but /healthz, the playground page and /admin/* "
+        "needs 'Authorization: Bearer <token>'.",
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="Enables /admin/* (hot reload), which then needs "
+        "'Authorization: Bearer <admin token>'; unset, /admin/* answers 404.",
     )
 
     log_level: str = Field(default="info")
@@ -82,7 +88,7 @@ class Settings(BaseSettings):
             return [p.strip() for p in parts if p.strip()]
         return value
 
-    @field_validator("bundled_artifacts", "auth_token", mode="before")
+    @field_validator("bundled_artifacts", "auth_token", "admin_token", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -1,6 +1,8 @@
 """Thin routers, one per resource: parse → ``service.serving`` → response."""
 
-from . import count, decode, encode, health, metrics, playground, render_chat, tokenizers
+from . import (
+    admin, count, decode, encode, health, metrics, playground, render_chat, tokenizers,
+)
 
 ROUTERS = [
     encode.router,
@@ -11,4 +13,5 @@ ROUTERS = [
     health.router,
     metrics.router,
     playground.router,
+    admin.router,
 ]
