@@ -126,6 +126,17 @@ def build_corpus(work: Path) -> tuple[Path, Path]:
 # ------------------------------------------------------------------ one run (child process)
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak RSS in KiB. VmHWM, not ru_maxrss: Linux carries ru_maxrss
+    over execve, so a child would report its parent's peak (the corpus builder's)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out: str) -> None:
     import resource
 
@@ -142,7 +153,7 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
         t0 = time.perf_counter()
         result = train([corpus], vocab, pattern, [SPECIAL], progress=False)
         elapsed = time.perf_counter() - t0
-        rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_self = _peak_rss_kb()
         rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         write_artifact(result, out, "bench", str(vocab), pattern, [SPECIAL])
         tok = engine.load(Path(out) / "bench" / str(vocab))
@@ -165,7 +176,7 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
         docs = Path(corpus).read_text(encoding="utf-8").split(SPECIAL)
         tok.train_from_iterator(docs, trainer, length=len(docs))
         elapsed = time.perf_counter() - t0
-        rss_self = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        rss_self = _peak_rss_kb()
         rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         n_tokens = len(tok.encode(text, add_special_tokens=False).ids)
         vocab_out = tok.get_vocab_size()
