@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
+from corpus import build_corpus, is_valid_text
 from shared_files import shared_file
 
 import engine
@@ -21,6 +22,9 @@ SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "artifacts"
 
 
 def _corpus() -> list[str]:
+    """An eighth of the differential corpus (every family: scripts, whitespace, digits,
+    emoji, code, recent Unicode) plus random strings over an alphabet where the
+    pre-tokenizer's alternatives meet."""
     rng = random.Random(7)
     alphabet = [chr(c) for c in (list(range(32, 127)) * 6 + list(range(0x400, 0x460))
                                  + list(range(0x4E00, 0x4E60)) + list(range(0x600, 0x640))
@@ -30,6 +34,7 @@ def _corpus() -> list[str]:
              "👨‍👩‍👧‍👦 e\u0301", "def f(x):\n    return x ** 2\n"]
     texts += ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 300)))
               for _ in range(400)]
+    texts += [case.text for case in build_corpus()[::8] if is_valid_text(case.text)]
     return texts
 
 
