@@ -10,16 +10,18 @@ in ``str`` (the engine then encodes them as U+FFFD; see docs/SERVICE.md).
 from __future__ import annotations
 
 import json
+import re
 from typing import Annotated, TypeVar
 
 import orjson
 from fastapi import Depends, Request
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from .errors import InvalidJson
 from .serving import ServiceState
 
 M = TypeVar("M", bound=BaseModel)
+_LONG_DIGIT_RUN = re.compile(rb"\d{20}")  # 2**64 has 20 digits
 
 
 def state_of(request: Request) -> ServiceState:
@@ -63,4 +65,11 @@ def parse_json(raw: bytes, model: type[M]) -> M:
         raise InvalidJson(
             f"request body must be a JSON object, got {type(data).__name__}"
         )
-    return model.model_validate(data)
+    try:
+        return model.model_validate(data)
+    except ValidationError:
+        # orjson turns integers beyond 64 bits into floats; an id like 2**70 must be
+        # refused as an unknown id (400), not as "not an integer" (422). Re-parse exactly.
+        if not _LONG_DIGIT_RUN.search(raw):
+            raise
+        return model.model_validate(json.loads(raw))
