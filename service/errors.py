@@ -173,7 +173,7 @@ def response_for(exc: BaseException, path: str, request_id: str) -> Response:
     """The error response for ``exc`` raised while serving ``path``.
 
     The one mapping both request paths use: FastAPI's exception handlers (below) and the
-    middleware's direct dispatch of the hot POST routes (``service.dispatch``).
+    middleware's direct dispatch of the hot POST routes (``middleware._direct``).
     """
     if isinstance(exc, (ServiceError, engine_errors.EngineError)):
         status = status_for(exc)

@@ -1,8 +1,8 @@
 """The POST operations, each ``async (state, raw body) -> JSON bytes``.
 
 One implementation serves both ways a request can arrive: the FastAPI routes in
-``routes/`` (which give the OpenAPI schema, and handle anything unusual) and the
-middleware's direct dispatch of these paths (``dispatch.py``), which skips the
+``routes/operations.py`` (which give the OpenAPI schema, and handle anything unusual) and
+the middleware's direct dispatch of these paths (``middleware._direct``), which skips the
 framework's routing and middleware layers on the hot path. Both raise the same typed
 exceptions and map them through ``errors.response_for``, so a request gets the same
 answer whichever way it takes.

@@ -1,14 +1,9 @@
 """Thin routers, one per resource: parse → ``service.serving`` → response."""
 
-from . import (
-    admin, count, decode, encode, health, metrics, playground, render_chat, tokenizers,
-)
+from . import admin, health, metrics, operations, playground, tokenizers
 
 ROUTERS = [
-    encode.router,
-    decode.router,
-    count.router,
-    render_chat.router,
+    operations.router,
     tokenizers.router,
     health.router,
     metrics.router,
