@@ -15,7 +15,7 @@ too, so every entry point (encode, count, offsets, batch) applies it identically
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -39,8 +39,14 @@ class Match:
 class AddedTokenScanner:
     """Finds added-token literals; immutable after construction, safe across threads."""
 
-    def __init__(self, tokens: Sequence[AddedToken]) -> None:
-        self._by_literal = {t.content: t for t in tokens if t.content}
+    def __init__(self, tokens: Sequence[AddedToken],
+                 normalize: Callable[[str], str] | None = None) -> None:
+        """``normalize`` gives the spelling to search for (tokenizers matches its
+        ``normalized`` tokens in normalized text, by their normalized content); a
+        match still reports the token's own content as its literal."""
+        spell = normalize or (lambda s: s)
+        self._by_literal = {spell(t.content): t for t in tokens if t.content}
+        self._by_literal.pop("", None)
         literals = sorted(self._by_literal, key=lambda s: (-len(s), s))
         self._first_chars = frozenset(lit[0] for lit in literals)
         self._regex = (
@@ -76,14 +82,14 @@ class AddedTokenScanner:
                 continue
             token = self._by_literal[m.group()]
             if token.single_word and not _is_word_boundary(text, s, e):
-                pos = s + 1
+                pos = e  # like tokenizers: the scan resumes after the discarded match
                 continue
             if token.lstrip:
                 floor = out[-1].end if out else 0
-                while s > floor and text[s - 1].isspace():
+                while s > floor and text[s - 1] in _WHITE_SPACE:
                     s -= 1
             if token.rstrip:
-                while e < len(text) and text[e].isspace():
+                while e < len(text) and text[e] in _WHITE_SPACE:
                     e += 1
             out.append(Match(s, e, token.id, token.content))
             pos = e
@@ -101,7 +107,15 @@ class AddedTokenScanner:
         return matches
 
 
+# Rust's char::is_whitespace (White_Space), which lstrip/rstrip use; str.isspace also
+# counts U+001C..U+001F
+_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
+                         "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# Rust's is_alphanumeric (Alphabetic or Numeric) or "_": single_word's word characters
+_WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{N}_]")
+
+
 def _is_word_boundary(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else " "
     after = text[end] if end < len(text) else " "
-    return not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
+    return not _WORD_CHAR.match(before) and not _WORD_CHAR.match(after)

@@ -5,13 +5,21 @@ normalized segment carries, per normalized UTF-8 byte, the original byte span it
 from. Normalization is done per chunk (a starter plus the combining marks after it);
 when chunk-wise results do not concatenate to the whole-text result (rare composition
 across starters), the whole segment is one chunk: offsets get coarser, ids never change.
+
+The Unicode version is the reference's: ``tokenizers`` normalizes with Unicode 9.0 data,
+so for tokenizer.json artifacts the characters assigned since (and taking part in
+normalization now) are left untouched, each one a boundary nothing normalizes across
+(``tools/gen_normalization_tables.py`` explains why that is exact and how 9.0 was found).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import regex
+
 from .errors import UnsupportedArtifact
+from .normalization_tables import UNKNOWN_TO_TOKENIZERS
 
 try:  # newer Unicode data than the interpreter's, like the Rust references
     import unicodedata2 as unicodedata
@@ -20,12 +28,19 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 _FORMS = {"NFC", "NFKC", "NFD", "NFKD"}
 
+#: per reference, a regex (one capturing group) of the characters its data does not know
+_UNKNOWN = {
+    "tokenizers": regex.compile(
+        "([%s])" % "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in UNKNOWN_TO_TOKENIZERS)),
+}
+
 
 class Normalizer:
     """Immutable; ``forms`` is the list of normalization forms applied in order."""
 
-    def __init__(self, spec: dict[str, Any] | None) -> None:
+    def __init__(self, spec: dict[str, Any] | None, reference: str = "tokenizers") -> None:
         self.forms: list[str] = []
+        self._unknown = _UNKNOWN.get(reference)
         self._collect(spec)
 
     def _collect(self, spec: dict[str, Any] | None) -> None:
@@ -45,8 +60,15 @@ class Normalizer:
 
     def apply(self, text: str) -> str:
         for form in self.forms:
-            text = unicodedata.normalize(form, text)
+            text = self._normalize(form, text)
         return text
+
+    def _normalize(self, form: str, text: str) -> str:
+        if self._unknown is None or not self._unknown.search(text):
+            return unicodedata.normalize(form, text)
+        parts = self._unknown.split(text)  # odd indices: the unknown characters themselves
+        return "".join(p if i % 2 else unicodedata.normalize(form, p)
+                       for i, p in enumerate(parts))
 
     def normalize(self, text: str) -> tuple[str, list[tuple[int, int]] | None]:
         """Returns the normalized text and, if it differs, per normalized UTF-8 byte the

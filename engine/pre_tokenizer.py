@@ -147,6 +147,8 @@ def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
             raise UnsupportedArtifact(f"Split behavior {behavior!r}")
         return [("split", rx, behavior, bool(spec.get("invert", False)))]
     if kind == "Digits":
+        # Rust's char::is_numeric, not Oniguruma: Unicode 17 in tokenizers 0.23, which is
+        # the regex module's \p{N} as is (checked over every code point in the tests)
         rx = regex.compile(r"\p{N}" if spec.get("individual_digits") else r"\p{N}+")
         return [("split", rx, "Isolated", False)]
     if kind == "ByteLevel":
@@ -191,7 +193,11 @@ def _isolate(rx: regex.Pattern, text: str) -> list[str]:
 
 
 def _split(rx: regex.Pattern, text: str, behavior: str, invert: bool) -> list[str]:
-    # (span, is_match) runs covering the text, matches being the delimiters
+    """``tokenizers``' Split, step for step: runs of (span, is_delimiter) cover the text;
+    a delimiter merges into its neighbour only when that neighbour is not itself a
+    delimiter (two adjacent matches stay two pieces), and Contiguous joins adjacent runs
+    of the same kind. Empty matches are dropped (the references' iterators differ on
+    where they allow them; no pattern we know of matches empty)."""
     runs: list[tuple[int, int, bool]] = []
     last = 0
     for m in rx.finditer(text):
@@ -212,25 +218,28 @@ def _split(rx: regex.Pattern, text: str, behavior: str, invert: bool) -> list[st
     elif behavior == "Removed":
         pieces = [[s, e] for s, e, d in runs if not d]
     elif behavior == "MergedWithPrevious":
+        previous = False
         for s, e, d in runs:
-            if d and pieces:
+            if d and not previous and pieces:
                 pieces[-1][1] = e
             else:
                 pieces.append([s, e])
+            previous = d
     elif behavior == "MergedWithNext":
-        pending = None
-        for s, e, d in runs:
-            if d:
-                pending = s if pending is None else pending
-                continue
-            pieces.append([pending if pending is not None else s, e])
-            pending = None
-        if pending is not None:
-            pieces.append([pending, len(text)])
+        following = False
+        for s, e, d in reversed(runs):
+            if d and not following and pieces:
+                pieces[-1][0] = s
+            else:
+                pieces.append([s, e])
+            following = d
+        pieces.reverse()
     elif behavior == "Contiguous":
+        previous = False
         for s, e, d in runs:
-            if d and pieces and pieces[-1][2]:
+            if d == previous and pieces:
                 pieces[-1][1] = e
             else:
-                pieces.append([s, e, d])
+                pieces.append([s, e])
+            previous = d
     return [text[p[0]:p[1]] for p in pieces if p[1] > p[0]]

@@ -6,7 +6,7 @@
 Invariants every entry point keeps:
 
 * ``count(x) == len(encode(x))`` and ``encode_batch(xs)[i] == encode(xs[i])`` for the same
-  options: they share ``_segments`` and differ only in what they materialise.
+  options: they share ``_segments``/``_pieces`` and differ only in what they materialise.
 * Surrogates are repaired before anything else, as tiktoken does: a high+low pair held as
   two code points in a ``str`` becomes its astral character, a lone surrogate becomes
   U+FFFD. UTF-16 offsets of the caller's string are unchanged by this; code-point offsets
@@ -23,14 +23,15 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Sequence
-from typing import Any
+from itertools import accumulate
+from typing import Any, NamedTuple
 
 
 from ._bpe import BpeModel
 from .added_tokens import AddedTokenScanner, Match, Policy
 from .artifact import Artifact
 from .decoder import Decoder, Errors
-from .errors import InputTooLarge
+from .errors import InputTooLarge, SpecialTokenInText
 from .normalizer import Normalizer
 from .offsets import Units, to_units
 from .post_processor import PostProcessor
@@ -50,6 +51,15 @@ class _Job(int):
     @property
     def index(self) -> int:
         return int(self)
+
+
+class _Text(NamedTuple):
+    """Already-normalized text cut around a ``normalized`` added token (pass 2 of the
+    scan): ``align`` maps each of its UTF-8 bytes to the original byte span, relative
+    to the raw segment it came from."""
+
+    normalized: str
+    align: list[tuple[int, int]]
 
 
 def repair_surrogates(text: str) -> str:
@@ -77,8 +87,15 @@ class Tokenizer:
         added = artifact.added_tokens
         self.special_tokens: dict[str, int] = {t.content: t.id for t in added}
         self._special_ids = frozenset(t.id for t in added if t.special)
-        self._added = AddedTokenScanner(added)
-        self._normalizer = Normalizer(artifact.normalizer)
+        self._normalizer = Normalizer(artifact.normalizer, artifact.reference)
+        # The scan runs in two passes, as in tokenizers: tokens with normalized=False on
+        # the original text, then those with normalized=True (spelled as the normalizer
+        # writes them) on each normalized gap. Tiktoken-format artifacts have only the
+        # first kind, and then nothing below takes the second path.
+        self._added = AddedTokenScanner([t for t in added if not t.normalized])
+        later = [t for t in added if t.normalized]
+        self._added_normalized = (
+            AddedTokenScanner(later, self._normalizer.apply) if later else None)
         self._pre = PreTokenizer(artifact.pre_tokenizer, artifact.reference)
         self._model = BpeModel(
             artifact.tokens,
@@ -140,16 +157,16 @@ class Tokenizer:
             [24912, 2375]
         """
         text = self._prepare(text)
-        matches = self._added.check(text, special_tokens, plain_ranges)
-        if not matches and not self._normalizer and self._pre.family >= 0:
+        matches = self._check(text, special_tokens, plain_ranges)
+        if not matches and self._plain(text, special_tokens):
             ids = self._model.encode(text.encode("utf-8"))
         else:
             ids = []
-            for piece in self._segments(text, matches):
+            for piece in self._pieces(text, matches, special_tokens, plain_ranges):
                 if isinstance(piece, Match):
                     ids.append(piece.id)
                 else:
-                    data, ends, _ = self._pre.encode_input(self._normalizer.apply(piece))
+                    data, ends, _ = self._pre.encode_input(piece)
                     ids.extend(self._model.encode(data, ends))
         return self._post.apply(ids) if add_special_tokens else ids
 
@@ -162,9 +179,9 @@ class Tokenizer:
     ) -> int:
         """``len(encode(...))`` without building the id list on the common path."""
         prepared = self._prepare(text)
-        matches = self._added.check(prepared, special_tokens, plain_ranges)
+        matches = self._check(prepared, special_tokens, plain_ranges)
         extra = self._post.added if add_special_tokens else 0
-        if not matches and not self._normalizer and self._pre.family >= 0:
+        if not matches and self._plain(prepared, special_tokens):
             return self._model.count(prepared.encode("utf-8")) + extra
         return len(self.encode(prepared, special_tokens, False, plain_ranges)) + extra
 
@@ -182,18 +199,22 @@ class Tokenizer:
         a special token covers exactly its literal; post-processor ids get empty spans.
         """
         text = self._prepare(text)
-        matches = self._added.check(text, special_tokens, plain_ranges)
+        matches = self._check(text, special_tokens, plain_ranges)
         ids: list[int] = []
         spans: list[int] = []
         byte_pos = 0
-        for piece in self._segments(text, matches):
+        for start, piece in self._segments(text, matches):
             if isinstance(piece, Match):
                 width = len(text[piece.start:piece.end].encode("utf-8"))
                 ids.append(piece.id)
                 spans += (byte_pos, byte_pos + width)
                 byte_pos += width
                 continue
-            seg_ids, seg_spans = self._segment_with_spans(piece)
+            parts = self._second_pass(piece, start, special_tokens, plain_ranges)
+            if parts is None:
+                seg_ids, seg_spans = self._segment_with_spans(piece)
+            else:
+                seg_ids, seg_spans = self._parts_with_spans(piece, start, parts)
             ids += seg_ids
             spans += [s + byte_pos for s in seg_spans]
             byte_pos += len(piece.encode("utf-8"))
@@ -255,7 +276,7 @@ class Tokenizer:
 
     def find_literals(self, text: str) -> list[tuple[str, int]]:
         """Every special/added literal in ``text`` as ``(literal, char index)``."""
-        return [(m.literal, m.start) for m in self._added.find(self._prepare(text))]
+        return [(m.literal, m.start) for m in self._literals(self._prepare(text), None)]
 
     # ================================================================ decoding
 
@@ -292,20 +313,19 @@ class Tokenizer:
         of ``encode`` would."""
         plans: list[list] = []
         segments: list[tuple] = []
-        fast = not self._normalizer and self._pre.family >= 0
         for raw in texts:
             text = self._prepare(raw)
-            matches = self._added.check(text, policy, None)
-            if not matches and fast:
+            matches = self._check(text, policy, None)
+            if not matches and self._plain(text, policy):
                 plans.append([_Job(len(segments))])
                 segments.append((text.encode("utf-8"), None))
                 continue
             plan: list = []
-            for piece in self._segments(text, matches):
+            for piece in self._pieces(text, matches, policy, None):
                 if isinstance(piece, Match):
                     plan.append(piece.id)
                 else:
-                    data, ends, _ = self._pre.encode_input(self._normalizer.apply(piece))
+                    data, ends, _ = self._pre.encode_input(piece)
                     plan.append(_Job(len(segments)))
                     segments.append((data, ends))
             plans.append(plan)
@@ -324,20 +344,140 @@ class Tokenizer:
 
     @staticmethod
     def _segments(text: str, matches: list[Match]):
-        """Ordinary text segments (str) interleaved with literal matches, in order."""
+        """``(char start, piece)`` in order: raw ordinary segments (str) between the
+        first pass's literal matches, and the matches themselves."""
         pos = 0
         for m in matches:
             if m.start > pos:
-                yield text[pos:m.start]
-            yield m
+                yield pos, text[pos:m.start]
+            yield m.start, m
             pos = m.end
         if pos < len(text):
-            yield text[pos:]
+            yield pos, text[pos:]
+
+    def _plain(self, text: str, policy: Policy) -> bool:
+        """True when ``text`` (with no first-pass match) goes to the compiled scanner
+        whole: no normalizer and no normalized added token that could occur in it."""
+        return (not self._normalizer and self._pre.family >= 0
+                and (self._added_normalized is None or policy == "text"
+                     or not self._added_normalized.maybe_present(text)))
+
+    def _check(self, text: str, policy: Policy,
+               plain_ranges: Sequence[tuple[int, int]] | None) -> list[Match]:
+        """The first pass under ``policy``; under ``reject`` both passes, so the error
+        lists every literal."""
+        if policy != "reject" or self._added_normalized is None:
+            return self._added.check(text, policy, plain_ranges)
+        found = self._literals(text, plain_ranges)
+        if found:
+            raise SpecialTokenInText([m.literal for m in found], [m.start for m in found])
+        return []
+
+    def _literals(self, text: str, plain_ranges: Sequence[tuple[int, int]] | None
+                  ) -> list[Match]:
+        """Matches of both passes, in original character positions."""
+        first = self._added.find(text, plain_ranges)
+        if self._added_normalized is None:
+            return first
+        out: list[Match] = []
+        for start, piece in self._segments(text, first):
+            if isinstance(piece, Match):
+                out.append(piece)
+                continue
+            for part in self._second_pass(piece, start, "allow", plain_ranges) or ():
+                if isinstance(part, Match):
+                    out.append(part)
+        return out
+
+    def _pieces(self, text: str, matches: list[Match], policy: Policy,
+                plain_ranges: Sequence[tuple[int, int]] | None):
+        """Literal matches and normalized text pieces ready for the pre-tokenizer."""
+        for start, piece in self._segments(text, matches):
+            if isinstance(piece, Match):
+                yield piece
+                continue
+            parts = self._second_pass(piece, start, policy, plain_ranges)
+            if parts is None:
+                yield self._normalizer.apply(piece)
+                continue
+            for part in parts:
+                yield part if isinstance(part, Match) else part.normalized
+
+    def _second_pass(self, segment: str, base: int, policy: Policy,
+                     plain_ranges: Sequence[tuple[int, int]] | None
+                     ) -> list[Match | _Text] | None:
+        """Normalized added tokens in one raw segment (``base``: its char index in the
+        text). None when none occurs, the common case; otherwise the segment as matches
+        (original char positions) and ``_Text`` parts of its normalized form."""
+        if self._added_normalized is None or policy == "text":
+            return None
+        if not self._added_normalized.maybe_present(self._normalizer.apply(segment)):
+            return None
+        normalized, align = self._normalizer.normalize(segment) if self._normalizer else (
+            segment, None)
+        seg_bytes = segment.encode("utf-8")
+        if align is None:
+            align = [(i, i + 1) for i in range(len(seg_bytes))]
+        norm_starts = list(accumulate((len(c.encode("utf-8")) for c in normalized), initial=0))
+        seg_starts = list(accumulate((len(c.encode("utf-8")) for c in segment), initial=0))
+
+        def original(a: int, b: int) -> tuple[int, int]:
+            """Normalized chars [a, b) -> original chars, relative to the segment."""
+            lo, hi = align[norm_starts[a]][0], align[norm_starts[b] - 1][1]
+            return (bisect.bisect_right(seg_starts, lo) - 1, bisect.bisect_left(seg_starts, hi))
+
+        local = None
+        if plain_ranges:  # normalized chars whose origin touches a plain range
+            local = []
+            for i in range(len(normalized)):
+                s, e = original(i, i + 1)
+                if any(a < base + e and base + s < b for a, b in plain_ranges):
+                    local.append((i, i + 1))
+        found = self._added_normalized.find(normalized, local)
+        if not found:
+            return None
+        parts: list[Match | _Text] = []
+        pos = 0
+        for m in found:
+            if m.start > pos:
+                parts.append(_Text(normalized[pos:m.start],
+                                   align[norm_starts[pos]:norm_starts[m.start]]))
+            s, e = original(m.start, m.end)
+            parts.append(Match(base + s, base + e, m.id, m.literal))
+            pos = m.end
+        if pos < len(normalized):
+            parts.append(_Text(normalized[pos:], align[norm_starts[pos]:]))
+        if policy == "reject":
+            hits = [p for p in parts if isinstance(p, Match)]
+            raise SpecialTokenInText([m.literal for m in hits], [m.start for m in hits])
+        return parts
+
+    def _parts_with_spans(self, segment: str, base: int, parts: list[Match | _Text]
+                          ) -> tuple[list[int], list[int]]:
+        """``_segment_with_spans`` for a segment cut by the second pass."""
+        ids: list[int] = []
+        spans: list[int] = []
+        seg_starts = list(accumulate((len(c.encode("utf-8")) for c in segment), initial=0))
+        for part in parts:
+            if isinstance(part, Match):
+                ids.append(part.id)
+                spans += (seg_starts[part.start - base], seg_starts[part.end - base])
+                continue
+            part_ids, part_spans = self._aligned_spans(part.normalized, part.align)
+            ids += part_ids
+            spans += part_spans
+        return ids, spans
 
     def _segment_with_spans(self, segment: str) -> tuple[list[int], list[int]]:
         """Ids and flat byte spans relative to the segment's own UTF-8 start."""
         normalized, align = self._normalizer.normalize(segment) if self._normalizer else (
             segment, None)
+        return self._aligned_spans(normalized, align)
+
+    def _aligned_spans(self, normalized: str, align: list[tuple[int, int]] | None
+                       ) -> tuple[list[int], list[int]]:
+        """Ids of normalized text and their spans in original bytes (``align``: per
+        normalized byte its original span; None: the text is the original)."""
         data, ends, inserted = self._pre.encode_input(normalized)
         ids, spans = self._model.encode_with_spans(data, ends)
         if inserted:
