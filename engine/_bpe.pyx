@@ -21,9 +21,11 @@ Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed t
   than ~48 symbols fit in cache lines and beat any heap. Long pieces (a megabyte of
   one letter, base64, spaces) use a doubly linked list plus a binary heap with
   stale-entry checks, so a piece of n bytes costs O(n log n), never O(n^2).
-* A bounded piece -> ids cache (``piece_cache.h``: sharded, each shard behind its own
-  mutex, so threads share it without queueing) saves the merge loop for repeated
-  multi-token pieces; single-token pieces never reach it.
+* A bounded piece -> ids cache (``piece_cache.h``: sharded seqlocks, so readers on
+  several threads write nothing shared) saves the merge loop for repeated multi-token
+  pieces; single-token pieces never reach it. A small per-thread cache of id pair ->
+  merge result (``pair_cache.h``) answers most of the merge loop's questions about
+  pairs without touching the vocabulary table.
 
 Invariants: every id produced is a key of the decoder table; the concatenated bytes of
 a piece's ids equal the piece; offsets are derived from token byte lengths, so they
@@ -53,8 +55,15 @@ cdef extern from "piece_cache.h":
         bint get(const unsigned char *p, size_t n, vector[int32_t] *out) noexcept nogil
         void put(const unsigned char *p, size_t n, const int32_t *ids, size_t count) noexcept nogil
         void clear() noexcept nogil
+        void add_stats(uint64_t hits, uint64_t misses) noexcept nogil
         uint64_t hits()
         uint64_t misses()
+
+
+cdef extern from "pair_cache.h":
+    uint64_t pc_new_owner() nogil
+    int pc_get(uint64_t owner, uint64_t key, uint64_t *value) noexcept nogil
+    void pc_put(uint64_t owner, uint64_t key, uint64_t value) noexcept nogil
 
 
 cdef extern from "parallel_for.h":
@@ -125,10 +134,12 @@ cdef class BpeModel:
     cdef bint concat_ranks
     cdef public int family
     cdef PieceCache cache
+    cdef uint64_t pair_owner  # this model's serial in the per-thread pair cache
     cdef list id_objects  # int objects 0..size-1, shared by every returned id list
 
     def __cinit__(self):
         self.family = -1
+        self.pair_owner = pc_new_owner()
 
     def __dealloc__(self):
         bt_bytes_free(&self.encoder)
@@ -236,13 +247,19 @@ cdef class BpeModel:
                                   Py_ssize_t start, Py_ssize_t end) noexcept nogil:
         # Two adjacent symbols covering p[start:end]: tiktoken ranks merge by the rank of
         # the concatenated bytes (no pair table to build at load); merges lists by ids.
+        # The answer is a function of the two ids alone, so it goes through the
+        # per-thread pair cache (pair_cache.h) first.
         cdef int32_t tid
+        cdef uint64_t key = bpe_pair_key(a, b), r
+        if pc_get(self.pair_owner, key, &r):
+            return r
         if self.concat_ranks:
             tid = bt_bytes_get(&self.encoder, p + start, end - start)
-            if tid < 0:
-                return NO_MERGE
-            return (<uint64_t><uint32_t>tid << 32) | <uint32_t>tid
-        return bt_u64_get(&self.merges, bpe_pair_key(a, b))
+            r = NO_MERGE if tid < 0 else (<uint64_t><uint32_t>tid << 32) | <uint32_t>tid
+        else:
+            r = bt_u64_get(&self.merges, key)
+        pc_put(self.pair_owner, key, r)
+        return r
 
     cdef void _merge_small(self, const unsigned char *p, Py_ssize_t n,
                            vector[int32_t] *out) noexcept nogil:
@@ -339,7 +356,10 @@ cdef class BpeModel:
             pos = nxt[pos]
 
     cdef void _encode_piece(self, const unsigned char *p, Py_ssize_t n,
-                            vector[int32_t] *out) noexcept nogil:
+                            vector[int32_t] *out, uint64_t *stats) noexcept nogil:
+        # stats[0] / stats[1]: piece-cache hits / misses, added to the shared counters
+        # once per call by the caller (a shared counter bumped per piece stops threads
+        # from scaling)
         cdef int32_t whole
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
@@ -353,7 +373,9 @@ cdef class BpeModel:
             self._merge(p, n, out)
             return
         if self.cache.get(p, n, out):
+            stats[0] += 1
             return
+        stats[1] += 1
         cdef size_t before = out.size()
         self._merge(p, n, out)
         self.cache.put(p, n, out.data() + before, out.size() - before)
@@ -369,17 +391,20 @@ cdef class BpeModel:
                            const vector[int64_t] *ends, vector[int32_t] *out) noexcept nogil:
         cdef Py_ssize_t pos = 0, end
         cdef size_t k
+        cdef uint64_t stats[2]
+        stats[0] = stats[1] = 0
         if ends == NULL:
             while pos < n:
                 end = pt_next_piece(self.family, s, pos, n)
-                self._encode_piece(s + pos, end - pos, out)
+                self._encode_piece(s + pos, end - pos, out, stats)
                 pos = end
         else:
             for k in range(ends.size()):
                 end = ends[0][k]
                 if end > pos:
-                    self._encode_piece(s + pos, end - pos, out)
+                    self._encode_piece(s + pos, end - pos, out, stats)
                     pos = end
+        self.cache.add_stats(stats[0], stats[1])
 
     # ------------------------------------------------------------------ Python API
 
@@ -504,9 +529,12 @@ cdef class BpeModel:
         cdef vector[int32_t] out
         cdef const unsigned char *s = <const unsigned char *>PyBytes_AS_STRING(piece)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
+        cdef uint64_t stats[2]
+        stats[0] = stats[1] = 0
         if n:
             with nogil:
-                self._encode_piece(s, n, &out)
+                self._encode_piece(s, n, &out, stats)
+            self.cache.add_stats(stats[0], stats[1])
         return self._to_list(out)
 
     def decode_bytes(self, ids):

@@ -22,20 +22,6 @@ static inline uint64_t bt_mix(uint64_t x) {
     return x;
 }
 
-static inline uint64_t bt_hash_bytes(const unsigned char *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = bt_mix(h ^ w);
-        p += 8;
-        n -= 8;
-    }
-    uint64_t w = 0;
-    memcpy(&w, p, n);
-    return bt_mix(h ^ w ^ ((uint64_t)n << 56));
-}
-
 static inline size_t bt_capacity_for(size_t n) {
     size_t cap = 16;
     while (cap < 2 * n + 2) cap <<= 1;
@@ -96,63 +82,116 @@ static inline uint64_t bt_u64_get(const bt_u64map *m, uint64_t key) {
     }
 }
 
-/* ------------------------------------------------------------ bytes -> id */
+/* ------------------------------------------------------------ bytes -> id
+ *
+ * The merge loop's lookups are mostly misses (two adjacent symbols seldom concatenate
+ * to a token) and mostly short keys, and the slots of a 200k vocabulary do not fit in
+ * L2. So, as in hashbrown:
+ *
+ * - a probe first reads a separate array of 16-bit tags (0 = empty), one per slot:
+ *   256 KiB - 512 KiB, probed linearly, so a miss usually ends in one cache line and a
+ *   non-matching slot is touched 1 time in 65,535;
+ * - with the slots out of the probe's way the table can be 80% full;
+ * - a slot holds the first 8 key bytes, so keys of up to 8 bytes (nearly every pair
+ *   the merge loop asks about) are compared without reading the decoder arena.
+ *
+ * Measured with the piece cache off on CJK text (o200k_base): 6.8 MB/s with 24-byte
+ * slots probed directly at 50% load, 11 MB/s with the tag array, more with the rest. */
 
 typedef struct {
+    uint64_t head;  /* key bytes 0..7, zero-padded */
     const unsigned char *ptr;
     uint32_t len;
-    int32_t id;     /* -1 = empty slot */
-    uint32_t tag;   /* high bits of the hash: most misses end without touching ptr */
-    uint32_t pad;
+    int32_t id;
 } bt_bytesslot;
 
 typedef struct {
+    uint16_t *tags;
     bt_bytesslot *slots;
     size_t mask;
 } bt_bytesmap;
 
+static inline uint64_t bt_head(const unsigned char *p, size_t n) {
+    uint64_t w = 0;
+    memcpy(&w, p, n < 8 ? n : 8);
+    return w;
+}
+
+static inline uint64_t bt_key_hash(uint64_t head, const unsigned char *p, size_t n) {
+    uint64_t h = (head * 0x9E3779B97F4A7C15ULL) ^ (uint64_t)n;
+    for (size_t i = 8; i < n; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+        h = bt_mix(h ^ w);
+    }
+    return bt_mix(h);
+}
+
+static inline uint16_t bt_tag16(uint64_t h) {
+    uint16_t tag = (uint16_t)(h >> 48);
+    return tag ? tag : 1;
+}
+
 static inline int bt_bytes_init(bt_bytesmap *m, size_t expected) {
-    size_t cap = bt_capacity_for(expected);
+    size_t cap = 16;
+    while (cap * 4 < expected * 5) cap <<= 1;  /* at most 80% full */
+    m->tags = (uint16_t *)calloc(cap, sizeof(uint16_t));
     m->slots = (bt_bytesslot *)malloc(cap * sizeof(bt_bytesslot));
-    if (!m->slots) return -1;
-    for (size_t i = 0; i < cap; i++) m->slots[i].id = -1;
+    if (!m->tags || !m->slots) {
+        free(m->tags);
+        free(m->slots);
+        m->tags = NULL;
+        m->slots = NULL;
+        return -1;
+    }
     m->mask = cap - 1;
     return 0;
 }
 
 static inline void bt_bytes_free(bt_bytesmap *m) {
+    free(m->tags);
     free(m->slots);
+    m->tags = NULL;
     m->slots = NULL;
     m->mask = 0;
 }
 
-/* Keys are borrowed: ``p`` must outlive the table (it points into the decoder arena). */
+static inline int bt_slot_is(const bt_bytesslot *s, uint64_t head, const unsigned char *p,
+                             size_t n) {
+    return s->head == head && s->len == n && (n <= 8 || memcmp(s->ptr + 8, p + 8, n - 8) == 0);
+}
+
+/* Keys are borrowed: ``p`` must outlive the table (it points into the decoder arena).
+ * The caller sizes the table (``expected``) for every key it will put. */
 static inline void bt_bytes_put(bt_bytesmap *m, const unsigned char *p, size_t n, int32_t id) {
-    uint64_t h = bt_hash_bytes(p, n);
-    uint32_t tag = (uint32_t)(h >> 32);
+    uint64_t head = bt_head(p, n);
+    uint64_t h = bt_key_hash(head, p, n);
+    uint16_t tag = bt_tag16(h);
     size_t i = h & m->mask;
-    while (m->slots[i].id >= 0) {
+    while (m->tags[i]) {
         bt_bytesslot *s = &m->slots[i];
-        if (s->tag == tag && s->len == n && memcmp(s->ptr, p, n) == 0) {
+        if (m->tags[i] == tag && bt_slot_is(s, head, p, n)) {
             s->id = id;
             return;
         }
         i = (i + 1) & m->mask;
     }
+    m->tags[i] = tag;
+    m->slots[i].head = head;
     m->slots[i].ptr = p;
     m->slots[i].len = (uint32_t)n;
     m->slots[i].id = id;
-    m->slots[i].tag = tag;
 }
 
 static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p, size_t n) {
-    uint64_t h = bt_hash_bytes(p, n);
-    uint32_t tag = (uint32_t)(h >> 32);
+    uint64_t head = bt_head(p, n);
+    uint64_t h = bt_key_hash(head, p, n);
+    uint16_t tag = bt_tag16(h);
     size_t i = h & m->mask;
     for (;;) {
-        const bt_bytesslot *s = &m->slots[i];
-        if (s->id < 0) return -1;
-        if (s->tag == tag && s->len == n && memcmp(s->ptr, p, n) == 0) return s->id;
+        uint16_t t = m->tags[i];
+        if (t == tag && bt_slot_is(&m->slots[i], head, p, n)) return m->slots[i].id;
+        if (t == 0) return -1;
         i = (i + 1) & m->mask;
     }
 }

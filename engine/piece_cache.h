@@ -1,87 +1,184 @@
-/* piece_cache.h: the BPE model's bounded piece -> ids cache, safe to share across threads.
+/* piece_cache.h: the BPE model's bounded piece -> ids cache, shared by all threads.
  *
- * Why sharded: one mutex around one map made two threads slower than one on CJK and
- * emoji text, where most pieces are several tokens and go through the cache (measured
- * with engine_bench.py, o200k_base). Keys are spread over SHARDS maps by a hash of the
- * bytes, each behind its own mutex, so two threads rarely meet on a lock.
+ * Why readers write nothing: with a mutex per shard (even 32 cache-line-aligned shards)
+ * a 2-thread batch over warm text ran no faster than 1 thread: every lookup took a
+ * lock, and the lock's cache line bounced between the cores. Here each shard is a
+ * seqlock: a reader reads the sequence number, looks up and copies the ids, and
+ * re-reads the number; if a writer ran in between (the number changed or is odd) the
+ * lookup counts as a miss and the piece is merged, never read torn. Writers (inserts
+ * after a miss) take the shard's mutex and make the number odd while they write.
  *
- * Bounded: each shard holds at most ceil(capacity / SHARDS) entries (capacity 0 turns
- * the cache off) and is emptied when full
- * (cheaper than LRU bookkeeping on the hot path; a working set that fits stays hot).
- * Counters are relaxed atomics: statistics, not synchronisation.
+ * Why flat: on new text nearly every lookup misses and is followed by an insert, so the
+ * cache's own cost is paid per new piece. A shard is an open-addressing table of
+ * two-word slots plus one fixed byte arena (key bytes followed by the ids), allocated
+ * once: nothing is allocated on the hot path, and a reader racing a writer can never
+ * reach freed memory (every offset and length it reads is checked against the arena's
+ * fixed size before use).
+ *
+ * Bounded: each shard holds at most ceil(capacity / SHARDS) entries and ARENA_PER_ENTRY
+ * bytes per allowed entry (capacity 0 turns the cache off), and is emptied when either
+ * is full (cheaper than LRU bookkeeping; a working set that fits stays hot).
+ * Statistics are added by the caller once per call (``add_stats``), not per lookup.
  */
 #ifndef TOKSERVE_PIECE_CACHE_H
 #define TOKSERVE_PIECE_CACHE_H
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <mutex>
-#include <string>
-#include <unordered_map>
 #include <vector>
+
+#include "bpe_tables.h"
 
 class PieceCache {
 public:
     static const size_t SHARDS = 32;
+    static const size_t ARENA_PER_ENTRY = 160;
+    static const size_t MAX_IDS = 256;  /* longest id list a reader copies */
 
-    PieceCache() : per_shard_(65536 / SHARDS), hits_(0), misses_(0) {}
+    PieceCache() : hits_(0), misses_(0) { set_capacity(65536); }
 
+    /* Not concurrent with lookups: called at construction only. */
     void set_capacity(size_t capacity) {
         per_shard_ = (capacity + SHARDS - 1) / SHARDS;
-        clear();
+        size_t slots = 16;
+        while (slots < 2 * per_shard_) slots <<= 1;  /* at most half full */
+        size_t limit = per_shard_ * ARENA_PER_ENTRY;
+        if (limit > 0xFFFFFFFFu) limit = 0xFFFFFFFFu;  /* offsets are 32-bit */
+        for (size_t i = 0; i < SHARDS; i++) {
+            Shard &s = shards_[i];
+            std::lock_guard<std::mutex> guard(s.lock);
+            s.n_slots = per_shard_ ? slots : 0;
+            s.slots.reset(s.n_slots ? new Slot[s.n_slots] : nullptr);
+            s.arena_size = per_shard_ ? limit : 0;
+            s.arena.reset(s.arena_size ? new unsigned char[s.arena_size] : nullptr);
+            wipe(s);
+        }
     }
 
-    /* Appends the cached ids of piece p[0:n] to *out; false (and *out untouched) on a miss. */
-    bool get(const unsigned char *p, size_t n, std::vector<int32_t> *out) {
+    /* Appends the cached ids of piece p[0:n] to *out; false (and *out untouched) on a
+     * miss, including a lookup that overlapped a writer. */
+    bool get(const unsigned char *p, size_t n, std::vector<int32_t> *out) const {
         if (per_shard_ == 0) return false;
-        std::string key((const char *)p, n);
-        Shard &s = shards_[shard_of(p, n)];
-        std::lock_guard<std::mutex> guard(s.lock);
-        auto it = s.map.find(key);
-        if (it == s.map.end()) {
-            misses_.fetch_add(1, std::memory_order_relaxed);
-            return false;
+        uint64_t h = hash_of(p, n);
+        const Shard &s = shards_[h >> 59];
+        uint64_t seq = s.seq.load(std::memory_order_acquire);
+        if (seq & 1) return false;
+        int32_t ids[MAX_IDS];
+        size_t count = 0;
+        bool found = false;
+        size_t mask = s.n_slots - 1;
+        for (size_t i = h & mask, probes = 0; probes < s.n_slots; i = (i + 1) & mask, probes++) {
+            uint64_t key = s.slots[i].hash.load(std::memory_order_relaxed);
+            if (key == 0) break;
+            if (key != h) continue;
+            uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
+            size_t offset = (size_t)(meta >> 32), len = (meta >> 16) & 0xFFFF;
+            count = meta & 0xFFFF;
+            if (len != n || count > MAX_IDS || offset + n + 4 * count > s.arena_size) continue;
+            if (memcmp(&s.arena[offset], p, n) != 0) continue;
+            memcpy(ids, &s.arena[offset + n], count * sizeof(int32_t));
+            found = true;
+            break;
         }
-        out->insert(out->end(), it->second.begin(), it->second.end());
-        hits_.fetch_add(1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_acquire);
+        if (!found || s.seq.load(std::memory_order_relaxed) != seq) return false;
+        out->insert(out->end(), ids, ids + count);
         return true;
     }
 
     void put(const unsigned char *p, size_t n, const int32_t *ids, size_t count) {
-        if (per_shard_ == 0) return;
-        std::string key((const char *)p, n);
-        Shard &s = shards_[shard_of(p, n)];
+        if (per_shard_ == 0 || n > 0xFFFF || count > MAX_IDS) return;
+        uint64_t h = hash_of(p, n);
+        Shard &s = shards_[h >> 59];
+        size_t bytes = n + count * sizeof(int32_t);
+        if (bytes > s.arena_size) return;
         std::lock_guard<std::mutex> guard(s.lock);
-        if (s.map.size() >= per_shard_) s.map.clear();
-        s.map[key].assign(ids, ids + count);
+        uint64_t seq = s.seq.load(std::memory_order_relaxed);
+        s.seq.store(seq + 1, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        if (s.count >= per_shard_ || s.used + bytes > s.arena_size) wipe(s);
+        size_t mask = s.n_slots - 1;
+        size_t i = h & mask;
+        bool present = false;
+        for (;; i = (i + 1) & mask) {
+            uint64_t key = s.slots[i].hash.load(std::memory_order_relaxed);
+            if (key == 0) break;
+            uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
+            if (key == h && ((meta >> 16) & 0xFFFF) == n &&
+                memcmp(&s.arena[meta >> 32], p, n) == 0) {
+                present = true;  /* another thread cached it first */
+                break;
+            }
+        }
+        if (!present) {
+            memcpy(&s.arena[s.used], p, n);
+            memcpy(&s.arena[s.used + n], ids, count * sizeof(int32_t));
+            s.slots[i].meta.store(((uint64_t)s.used << 32) | ((uint64_t)n << 16) | count,
+                                  std::memory_order_relaxed);
+            s.slots[i].hash.store(h, std::memory_order_relaxed);
+            s.used += bytes;
+            s.count++;
+        }
+        s.seq.store(seq + 2, std::memory_order_release);
     }
 
     void clear() {
         for (size_t i = 0; i < SHARDS; i++) {
-            std::lock_guard<std::mutex> guard(shards_[i].lock);
-            shards_[i].map.clear();
+            Shard &s = shards_[i];
+            std::lock_guard<std::mutex> guard(s.lock);
+            uint64_t seq = s.seq.load(std::memory_order_relaxed);
+            s.seq.store(seq + 1, std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_release);
+            wipe(s);
+            s.seq.store(seq + 2, std::memory_order_release);
         }
+    }
+
+    void add_stats(uint64_t hits, uint64_t misses) {
+        if (hits) hits_.fetch_add(hits, std::memory_order_relaxed);
+        if (misses) misses_.fetch_add(misses, std::memory_order_relaxed);
     }
 
     uint64_t hits() const { return hits_.load(std::memory_order_relaxed); }
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
 private:
-    struct Shard {
-        std::mutex lock;
-        std::unordered_map<std::string, std::vector<int32_t>> map;
+    struct Slot {
+        std::atomic<uint64_t> hash{0};  /* 0 = empty; hash_of never returns 0 */
+        std::atomic<uint64_t> meta{0};  /* arena offset << 32 | key length << 16 | id count */
     };
 
-    static size_t shard_of(const unsigned char *p, size_t n) {
-        uint64_t h = 1469598103934665603ULL;  /* FNV-1a over at most 16 bytes */
-        size_t m = n < 16 ? n : 16;
-        for (size_t i = 0; i < m; i++) h = (h ^ p[i]) * 1099511628211ULL;
-        h ^= n;
-        return (size_t)((h ^ (h >> 29)) % SHARDS);
+    struct alignas(64) Shard {
+        std::atomic<uint64_t> seq{0};
+        std::mutex lock;  /* writers only */
+        std::unique_ptr<Slot[]> slots;
+        size_t n_slots = 0;
+        std::unique_ptr<unsigned char[]> arena;
+        size_t arena_size = 0;
+        size_t used = 0;   /* writer state, under lock */
+        size_t count = 0;
+    };
+
+    /* Under the shard's lock with the sequence number odd (or before any reader). */
+    static void wipe(Shard &s) {
+        for (size_t i = 0; i < s.n_slots; i++) {
+            s.slots[i].hash.store(0, std::memory_order_relaxed);
+            s.slots[i].meta.store(0, std::memory_order_relaxed);
+        }
+        s.used = 0;
+        s.count = 0;
+    }
+
+    static uint64_t hash_of(const unsigned char *p, size_t n) {
+        uint64_t h = bt_key_hash(bt_head(p, n), p, n);
+        return h ? h : 1;
     }
 
     Shard shards_[SHARDS];
-    size_t per_shard_;
+    size_t per_shard_ = 0;
     std::atomic<uint64_t> hits_, misses_;
 };
 

@@ -411,13 +411,15 @@ class Tokenizer:
         (original char positions) and ``_Text`` parts of its normalized form."""
         if self._added_normalized is None or policy == "text":
             return None
-        if not self._added_normalized.maybe_present(self._normalizer.apply(segment)):
+        normalized = self._normalizer.apply(segment)
+        if not self._added_normalized.maybe_present(normalized):
             return None
-        normalized, align = self._normalizer.normalize(segment) if self._normalizer else (
-            segment, None)
-        seg_bytes = segment.encode("utf-8")
+        found = None if plain_ranges else self._added_normalized.find(normalized)
+        if found == []:
+            return None  # the usual outcome: the alignment below is never built
+        align = self._normalizer.normalize(segment)[1] if self._normalizer else None
         if align is None:
-            align = [(i, i + 1) for i in range(len(seg_bytes))]
+            align = [(i, i + 1) for i in range(len(segment.encode("utf-8")))]
         norm_starts = list(accumulate((len(c.encode("utf-8")) for c in normalized), initial=0))
         seg_starts = list(accumulate((len(c.encode("utf-8")) for c in segment), initial=0))
 
@@ -426,16 +428,15 @@ class Tokenizer:
             lo, hi = align[norm_starts[a]][0], align[norm_starts[b] - 1][1]
             return (bisect.bisect_right(seg_starts, lo) - 1, bisect.bisect_left(seg_starts, hi))
 
-        local = None
-        if plain_ranges:  # normalized chars whose origin touches a plain range
+        if found is None:  # plain ranges: exempt normalized chars whose origin touches one
             local = []
             for i in range(len(normalized)):
                 s, e = original(i, i + 1)
                 if any(a < base + e and base + s < b for a, b in plain_ranges):
                     local.append((i, i + 1))
-        found = self._added_normalized.find(normalized, local)
-        if not found:
-            return None
+            found = self._added_normalized.find(normalized, local)
+            if not found:
+                return None
         parts: list[Match | _Text] = []
         pos = 0
         for m in found:

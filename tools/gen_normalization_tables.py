@@ -34,20 +34,11 @@ import sys
 from pathlib import Path
 
 import unicodedata2
+from gen_unicode_tables import _ages  # per code point the version that assigned it
 
 VERSION = (9, 0)
 OUT = Path(__file__).resolve().parents[1] / "engine" / "normalization_tables.py"
 SCALARS = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
-
-
-def _ages() -> dict[int, tuple[int, int]]:
-    from unicode_age.unicode_age_db import iter_spans
-
-    ages: dict[int, tuple[int, int]] = {}
-    for start, stop, major, minor in iter_spans():
-        for cp in range(start, stop + 1):
-            ages[cp] = (major, minor)
-    return ages
 
 
 def _relevant() -> set[int]:
@@ -64,8 +55,8 @@ def _relevant() -> set[int]:
     return relevant | components
 
 
-def unknown_after(version: tuple[int, int], ages: dict[int, tuple[int, int]]) -> list[int]:
-    return sorted(cp for cp in _relevant() if ages.get(cp, (99, 0)) > version)
+def unknown_after(version: tuple[int, int], ages: list) -> list[int]:
+    return sorted(cp for cp in _relevant() if (ages[cp] or (99, 0)) > version)
 
 
 def _ranges(cps: list[int]) -> list[tuple[int, int]]:
@@ -109,7 +100,7 @@ def _probes() -> list[str]:
     return tests
 
 
-def verify(ages: dict[int, tuple[int, int]]) -> int:
+def verify(ages: list) -> int:
     import regex
     from tokenizers import normalizers
 

@@ -90,3 +90,44 @@ def test_bpe_cache_is_bounded_and_transparent(o200k):
 def _rank_file(tok) -> str:
     directory = tok.artifact.directory
     return str(directory / tok.manifest["tokenizer_file"])
+
+
+def _mixed_pieces(seed: int, count: int) -> list[bytes]:
+    """Multi-token pieces of several scripts (what both caches hold)."""
+    rng = random.Random(seed)
+    alphabets = ["的一是不了人我在有他这中大来上国个到说们为子和你地出道也时年",
+                 "абвгдеёжзийклмнопрстуфхцчшщъыьэюя", "αβγδεζηθικλμνξοπρστυφχψω",
+                 "กขฃคฅฆงจฉชซฌญฎฏฐฑฒณดตถทธนบปผฝพฟภมยรลวศษสหฬอฮ", "😀👍🏽🎉🔥✨"]
+    return [" " + "".join(rng.choice(a) for _ in range(rng.randint(2, 30))).strip()
+            for a in (rng.choice(alphabets) for _ in range(count))]
+
+
+def test_bpe_caches_never_mix_models_or_threads(o200k):
+    """The piece cache (bounded, cleared when full) and the per-thread pair cache give
+    the same ids as a model with no piece cache, with two models of different
+    vocabularies interleaved on one thread (a pair of ids means different things in
+    each) and with threads sharing one model."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cl100k = engine.load("cl100k_base")
+    data = {name: open(_rank_file(t), "rb").read()
+            for name, t in (("o200k", o200k[0]), ("cl100k", cl100k))}
+    small = {n: BpeModel(tiktoken_data=d, cache_capacity=64) for n, d in data.items()}
+    plain = {n: BpeModel(tiktoken_data=d, cache_capacity=0) for n, d in data.items()}
+    pieces = [p.encode() for p in _mixed_pieces(7, 3000)]
+    expected = {n: [m.encode_piece(p) for p in pieces] for n, m in plain.items()}
+    assert expected["o200k"] != expected["cl100k"]
+    for _ in range(2):  # second round: served from caches that overflowed many times
+        for k, piece in enumerate(pieces):
+            for name in ("o200k", "cl100k"):
+                assert small[name].encode_piece(piece) == expected[name][k]
+    shared = BpeModel(tiktoken_data=data["o200k"], cache_capacity=256)
+
+    def run(offset: int) -> bool:
+        order = pieces[offset:] + pieces[:offset]
+        want = expected["o200k"][offset:] + expected["o200k"][:offset]
+        return all(shared.encode_piece(p) == w for p, w in zip(order, want))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, [0, 750, 1500, 2250]))
+    assert shared.cache_hits > 0
