@@ -429,11 +429,16 @@ class Tokenizer:
             return (bisect.bisect_right(seg_starts, lo) - 1, bisect.bisect_left(seg_starts, hi))
 
         if found is None:  # plain ranges: exempt normalized chars whose origin touches one
-            local = []
-            for i in range(len(normalized)):
-                s, e = original(i, i + 1)
-                if any(a < base + e and base + s < b for a, b in plain_ranges):
-                    local.append((i, i + 1))
+            if normalized == segment:  # same characters: the ranges just shift
+                end = base + len(segment)
+                local = [(max(a, base) - base, min(b, end) - base)
+                         for a, b in plain_ranges if a < end and base < b]
+            else:
+                local = []
+                for i in range(len(normalized)):
+                    s, e = original(i, i + 1)
+                    if any(a < base + e and base + s < b for a, b in plain_ranges):
+                        local.append((i, i + 1))
             found = self._added_normalized.find(normalized, local)
             if not found:
                 return None
