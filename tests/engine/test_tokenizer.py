@@ -162,9 +162,28 @@ def test_encode_batch_edge_cases(pair):
     assert tok.encode_batch(["", "a", ""]) == [[], tok.encode("a"), []]
     literal = sorted(tok.special_tokens)[0]
     with pytest.raises(engine.SpecialTokenInText):
-        tok.encode_batch(["fine " * 2000, f"bad {literal}"], num_threads=2)
+        tok.encode_batch(["fine " * 4000, f"bad {literal}"], num_threads=2)
     with pytest.raises(engine.SpecialTokenInText):
-        tok.count_batch(["fine " * 2000, f"bad {literal}"], num_threads=2)
+        tok.count_batch(["fine " * 4000, f"bad {literal}"], num_threads=2)
+
+
+def test_concurrent_batches_share_the_worker_pool(o200k_pair, texts):
+    """Batches from several Python threads at once: one takes the native worker pool,
+    the others run on their own threads; every result is the serial one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    tok = o200k_pair.ours
+    assert sum(map(len, texts)) > 16384  # large enough to use the pool
+    expected = [tok.encode(t, special_tokens="text") for t in texts]
+    counts = [len(ids) for ids in expected]
+
+    def run(k: int) -> bool:
+        if k % 2:
+            return tok.count_batch(texts, special_tokens="text", num_threads=2) == counts
+        return tok.encode_batch(texts, special_tokens="text", num_threads=2) == expected
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, range(16)))
 
 
 def test_count_equals_len_encode(pair, texts):
@@ -217,3 +236,29 @@ def test_lone_surrogates_never_raise(pair):
         repaired = "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
         assert tok.decode(ids) == repaired
         assert is_valid_text(tok.decode(ids))
+
+
+def test_worker_pool_after_fork(o200k_pair, texts):
+    """A forked child (gunicorn-style workers) gets its own pool: the parent's worker
+    threads do not exist there, and a batch must neither hang nor change."""
+    import os
+
+    tok = o200k_pair.ours
+    expected = tok.encode_batch(texts, special_tokens="text", num_threads=2)  # pool started
+    pid = os.fork()
+    if pid == 0:  # child: exit code says whether the batch matched
+        ok = tok.encode_batch(texts, special_tokens="text", num_threads=2) == expected
+        os._exit(0 if ok else 1)
+    import signal
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("a batch in the forked child hung (no worker pool of its own)")
