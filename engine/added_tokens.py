@@ -23,6 +23,7 @@ import regex
 
 from .artifact import AddedToken
 from .errors import SpecialTokenInText
+from .unicode_compat import WHITE_SPACE_CHARS
 
 Policy = Literal["reject", "allow", "text"]
 POLICIES = ("reject", "allow", "text")
@@ -107,10 +108,9 @@ class AddedTokenScanner:
         return matches
 
 
-# Rust's char::is_whitespace (White_Space), which lstrip/rstrip use; str.isspace also
-# counts U+001C..U+001F
-_WHITE_SPACE = frozenset("\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
-                         "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
+# lstrip/rstrip strip Rust's char::is_whitespace (White_Space); str.isspace also counts
+# U+001C..U+001F
+_WHITE_SPACE = WHITE_SPACE_CHARS
 # Rust's is_alphanumeric (Alphabetic or Numeric) or "_": single_word's word characters
 _WORD_CHAR = regex.compile(r"[\p{Alphabetic}\p{N}_]")
 

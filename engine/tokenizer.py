@@ -359,9 +359,10 @@ class Tokenizer:
 
     def _plain(self, text: str, policy: Policy) -> bool:
         """True when ``text`` (with no first-pass match) goes to the compiled scanner
-        whole: no normalizer and no normalized added token that could occur in it."""
+        whole: no normalizer and no normalized added token that could occur in it
+        (under ``reject``, ``_check`` has already made sure none does)."""
         return (not self._normalizer and self._pre.family >= 0
-                and (self._added_normalized is None or policy == "text"
+                and (self._added_normalized is None or policy in ("text", "reject")
                      or not self._added_normalized.maybe_present(text)))
 
     def _check(self, text: str, policy: Policy,
@@ -410,8 +411,9 @@ class Tokenizer:
                      ) -> list[Match | _Text] | None:
         """Normalized added tokens in one raw segment (``base``: its char index in the
         text). None when none occurs, the common case; otherwise the segment as matches
-        (original char positions) and ``_Text`` parts of its normalized form."""
-        if self._added_normalized is None or policy == "text":
+        (original char positions) and ``_Text`` parts of its normalized form. Under
+        ``reject`` there is nothing to find: ``_check`` has already scanned both passes."""
+        if self._added_normalized is None or policy in ("text", "reject"):
             return None
         normalized = self._normalizer.apply(segment)
         if not self._added_normalized.maybe_present(normalized):
@@ -455,9 +457,6 @@ class Tokenizer:
             pos = m.end
         if pos < len(normalized):
             parts.append(_Text(normalized[pos:], align[norm_starts[pos]:]))
-        if policy == "reject":
-            hits = [p for p in parts if isinstance(p, Match)]
-            raise SpecialTokenInText([m.literal for m in hits], [m.start for m in hits])
         return parts
 
     def _parts_with_spans(self, segment: str, base: int, parts: list[Match | _Text]

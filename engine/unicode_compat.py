@@ -46,6 +46,8 @@ _LUT, _LL, _LMO, _M, _N, _WS, _P, _S = 1, 2, 4, 8, 16, 32, 64, 128
 _WHITE_SPACE = ((0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
                 (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
                 (0x3000, 0x3000))
+#: the same set as characters (Rust's char::is_whitespace), for scans done in Python
+WHITE_SPACE_CHARS = frozenset(chr(c) for a, b in _WHITE_SPACE for c in range(a, b + 1))
 
 # canonical category -> (bits of its major category in the tables, needs regex subset)
 _CATEGORIES: dict[str, tuple[int, bool]] = {
