@@ -52,18 +52,47 @@ cdef extern from "pretok_scan.h":
 cdef extern from "piece_cache.h":
     cdef cppclass PieceCache:
         void set_capacity(size_t capacity)
-        bint get(const unsigned char *p, size_t n, vector[int32_t] *out) noexcept nogil
-        void put(const unsigned char *p, size_t n, const int32_t *ids, size_t count) noexcept nogil
+        @staticmethod
+        uint64_t hash_of(const unsigned char *p, size_t n) noexcept nogil
+        bint get(uint64_t h, const unsigned char *p, size_t n,
+                 vector[int32_t] *out) noexcept nogil
+        void put(uint64_t h, const unsigned char *p, size_t n, const int32_t *ids,
+                 size_t count) noexcept nogil
         void clear() noexcept nogil
-        void add_stats(uint64_t hits, uint64_t misses) noexcept nogil
+        bint enabled() noexcept nogil
+        bint seen_before(uint64_t h) noexcept nogil
+        void add_stats(uint64_t hits, uint64_t misses, uint64_t marks) noexcept nogil
         uint64_t hits()
         uint64_t misses()
 
 
 cdef extern from "pair_cache.h":
-    uint64_t pc_new_owner() nogil
-    int pc_get(uint64_t owner, uint64_t key, uint64_t *value) noexcept nogil
-    void pc_put(uint64_t owner, uint64_t key, uint64_t value) noexcept nogil
+    cdef cppclass PairEntry "pair_cache::Entry":
+        pass
+    uint64_t pc_new_owner(size_t vocab_size) nogil
+    PairEntry *pc_table() noexcept nogil
+    int pc_get(const PairEntry *table, uint64_t owner, int32_t a, int32_t b,
+               uint64_t *value) noexcept nogil
+    void pc_put(PairEntry *table, uint64_t owner, int32_t a, int32_t b,
+                uint64_t value) noexcept nogil
+
+
+cdef struct PieceCtx:
+    # One per encode call on one thread: that thread's pair cache, looked up once
+    # (thread_local access is a function call in a loaded module), and the piece
+    # cache's statistics, added to the shared counters once at the end (a shared
+    # counter bumped per piece stops threads from scaling).
+    PairEntry *pairs
+    uint64_t hits
+    uint64_t misses
+    uint64_t marks  # bits set in the piece cache's seen filter
+
+
+cdef inline void _ctx_init(PieceCtx *ctx) noexcept nogil:
+    ctx.pairs = pc_table()
+    ctx.hits = 0
+    ctx.misses = 0
+    ctx.marks = 0
 
 
 cdef extern from "parallel_for.h":
@@ -140,12 +169,12 @@ cdef class BpeModel:
     cdef bint concat_ranks
     cdef public int family
     cdef PieceCache cache
-    cdef uint64_t pair_owner  # this model's serial in the per-thread pair cache
+    cdef uint64_t pair_owner  # this model's serial in the per-thread pair cache, 0: none
     cdef list id_objects  # int objects 0..size-1, shared by every returned id list
 
     def __cinit__(self):
         self.family = -1
-        self.pair_owner = pc_new_owner()
+        self.pair_owner = 0  # no pair cache until the tables are built
 
     def __dealloc__(self):
         bt_bytes_free(&self.encoder)
@@ -225,6 +254,7 @@ cdef class BpeModel:
             if bt_u64_init(&self.merges, len(merges)) != 0:
                 raise MemoryError()
             self._load_merges(merges)
+        self.pair_owner = pc_new_owner(max_id)
 
     cdef inline const unsigned char *_ptr(self, int32_t tid) noexcept nogil:
         return &self.arena[self.tok_start[tid]]
@@ -249,25 +279,25 @@ cdef class BpeModel:
     cdef inline uint64_t _pair(self, int32_t a, int32_t b) noexcept nogil:
         return bt_u64_get(&self.merges, bpe_pair_key(a, b))
 
-    cdef inline uint64_t _pair_at(self, const unsigned char *p, int32_t a, int32_t b,
-                                  Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef inline uint64_t _pair_at(self, PieceCtx *ctx, const unsigned char *p, int32_t a,
+                                  int32_t b, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
         # Two adjacent symbols covering p[start:end]: tiktoken ranks merge by the rank of
         # the concatenated bytes (no pair table to build at load); merges lists by ids.
         # The answer is a function of the two ids alone, so it goes through the
         # per-thread pair cache (pair_cache.h) first.
         cdef int32_t tid
         cdef uint64_t key = bpe_pair_key(a, b), r
-        if pc_get(self.pair_owner, key, &r):
+        if pc_get(ctx.pairs, self.pair_owner, a, b, &r):
             return r
         if self.concat_ranks:
             tid = bt_bytes_get(&self.encoder, p + start, end - start)
             r = NO_MERGE if tid < 0 else (<uint64_t><uint32_t>tid << 32) | <uint32_t>tid
         else:
             r = bt_u64_get(&self.merges, key)
-        pc_put(self.pair_owner, key, r)
+        pc_put(ctx.pairs, self.pair_owner, a, b, r)
         return r
 
-    cdef void _merge_small(self, const unsigned char *p, Py_ssize_t n,
+    cdef void _merge_small(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                            vector[int32_t] *out) noexcept nogil:
         cdef int32_t ids[48]
         cdef Py_ssize_t st[49]
@@ -279,7 +309,7 @@ cdef class BpeModel:
             st[i] = i
         st[n] = n
         for i in range(n - 1):
-            ranks[i] = self._pair_at(p, ids[i], ids[i + 1], i, i + 2)
+            ranks[i] = self._pair_at(ctx, p, ids[i], ids[i + 1], i, i + 2)
         while m > 1:
             lo = NO_MERGE
             best = -1
@@ -297,14 +327,14 @@ cdef class BpeModel:
                 st[i] = st[i + 1]
             m -= 1
             if best + 1 < m:
-                ranks[best] = self._pair_at(p, ids[best], ids[best + 1], st[best], st[best + 2])
+                ranks[best] = self._pair_at(ctx, p, ids[best], ids[best + 1], st[best], st[best + 2])
             if best > 0:
-                ranks[best - 1] = self._pair_at(p, ids[best - 1], ids[best], st[best - 1],
+                ranks[best - 1] = self._pair_at(ctx, p, ids[best - 1], ids[best], st[best - 1],
                                                 st[best + 1])
         for i in range(m):
             out.push_back(ids[i])
 
-    cdef void _merge_large(self, const unsigned char *p, Py_ssize_t n,
+    cdef void _merge_large(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                            vector[int32_t] *out) noexcept nogil:
         # Linked list over symbol slots (a slot is the symbol's first byte position);
         # heap of (rank << 32 | slot), complemented so that the max-heap primitives pop
@@ -325,7 +355,7 @@ cdef class BpeModel:
             nxt[i] = <int32_t>(i + 1) if i + 1 < n else -1
             prv[i] = <int32_t>(i - 1)
         for i in range(n - 1):
-            r = self._pair_at(p, ids[i], ids[i + 1], i, i + 2)
+            r = self._pair_at(ctx, p, ids[i], ids[i + 1], i, i + 2)
             if r != NO_MERGE:
                 heap.push_back(~(((r >> 32) << 32) | <uint64_t>i))
                 push_heap(heap.begin(), heap.end())
@@ -337,7 +367,7 @@ cdef class BpeModel:
             if ids[pos] < 0 or nxt[pos] < 0:
                 continue
             right = nxt[pos]
-            r = self._pair_at(p, ids[pos], ids[right], pos, _end(nxt, right, n))
+            r = self._pair_at(ctx, p, ids[pos], ids[right], pos, _end(nxt, right, n))
             if r == NO_MERGE or (r >> 32) != (key >> 32):
                 continue
             ids[pos] = <int32_t>(r & 0xFFFFFFFFULL)
@@ -347,12 +377,12 @@ cdef class BpeModel:
                 prv[nxt[right]] = pos
             left = prv[pos]
             if left >= 0:
-                r = self._pair_at(p, ids[left], ids[pos], left, _end(nxt, pos, n))
+                r = self._pair_at(ctx, p, ids[left], ids[pos], left, _end(nxt, pos, n))
                 if r != NO_MERGE:
                     heap.push_back(~(((r >> 32) << 32) | <uint64_t>left))
                     push_heap(heap.begin(), heap.end())
             if nxt[pos] >= 0:
-                r = self._pair_at(p, ids[pos], ids[nxt[pos]], pos, _end(nxt, nxt[pos], n))
+                r = self._pair_at(ctx, p, ids[pos], ids[nxt[pos]], pos, _end(nxt, nxt[pos], n))
                 if r != NO_MERGE:
                     heap.push_back(~(((r >> 32) << 32) | <uint64_t>pos))
                     push_heap(heap.begin(), heap.end())
@@ -361,12 +391,10 @@ cdef class BpeModel:
             out.push_back(ids[pos])
             pos = nxt[pos]
 
-    cdef void _encode_piece(self, const unsigned char *p, Py_ssize_t n,
-                            vector[int32_t] *out, uint64_t *stats) noexcept nogil:
-        # stats[0] / stats[1]: piece-cache hits / misses, added to the shared counters
-        # once per call by the caller (a shared counter bumped per piece stops threads
-        # from scaling)
+    cdef void _encode_piece(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
+                            vector[int32_t] *out) noexcept nogil:
         cdef int32_t whole
+        cdef uint64_t h
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
             return
@@ -375,42 +403,50 @@ cdef class BpeModel:
             if whole >= 0:
                 out.push_back(whole)
                 return
-        if <size_t>n < CACHE_MIN_BYTES or <size_t>n > CACHE_MAX_PIECE:
-            self._merge(p, n, out)
+        if (<size_t>n < CACHE_MIN_BYTES or <size_t>n > CACHE_MAX_PIECE
+                or not self.cache.enabled()):
+            self._merge(ctx, p, n, out)
             return
-        if self.cache.get(p, n, out):
-            stats[0] += 1
+        # Cached on its second sighting (see "Admission" in piece_cache.h).
+        h = PieceCache.hash_of(p, n)
+        if not self.cache.seen_before(h):
+            ctx.misses += 1
+            ctx.marks += 1
+            self._merge(ctx, p, n, out)
             return
-        stats[1] += 1
+        if self.cache.get(h, p, n, out):
+            ctx.hits += 1
+            return
+        ctx.misses += 1
         cdef size_t before = out.size()
-        self._merge(p, n, out)
-        self.cache.put(p, n, out.data() + before, out.size() - before)
+        self._merge(ctx, p, n, out)
+        self.cache.put(h, p, n, out.data() + before, out.size() - before)
 
-    cdef inline void _merge(self, const unsigned char *p, Py_ssize_t n,
+    cdef inline void _merge(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
         if n <= SMALL_PIECE:
-            self._merge_small(p, n, out)
+            self._merge_small(ctx, p, n, out)
         else:
-            self._merge_large(p, n, out)
+            self._merge_large(ctx, p, n, out)
 
     cdef void _encode_span(self, const unsigned char *s, Py_ssize_t n,
                            const vector[int64_t] *ends, vector[int32_t] *out) noexcept nogil:
         cdef Py_ssize_t pos = 0, end
         cdef size_t k
-        cdef uint64_t stats[2]
-        stats[0] = stats[1] = 0
+        cdef PieceCtx ctx
+        _ctx_init(&ctx)
         if ends == NULL:
             while pos < n:
                 end = pt_next_piece(self.family, s, pos, n)
-                self._encode_piece(s + pos, end - pos, out, stats)
+                self._encode_piece(&ctx, s + pos, end - pos, out)
                 pos = end
         else:
             for k in range(ends.size()):
                 end = ends[0][k]
                 if end > pos:
-                    self._encode_piece(s + pos, end - pos, out, stats)
+                    self._encode_piece(&ctx, s + pos, end - pos, out)
                     pos = end
-        self.cache.add_stats(stats[0], stats[1])
+        self.cache.add_stats(ctx.hits, ctx.misses, ctx.marks)
 
     # ------------------------------------------------------------------ Python API
 
@@ -535,12 +571,12 @@ cdef class BpeModel:
         cdef vector[int32_t] out
         cdef const unsigned char *s = <const unsigned char *>PyBytes_AS_STRING(piece)
         cdef Py_ssize_t n = PyBytes_GET_SIZE(piece)
-        cdef uint64_t stats[2]
-        stats[0] = stats[1] = 0
+        cdef PieceCtx ctx
         if n:
             with nogil:
-                self._encode_piece(s, n, &out, stats)
-            self.cache.add_stats(stats[0], stats[1])
+                _ctx_init(&ctx)
+                self._encode_piece(&ctx, s, n, &out)
+            self.cache.add_stats(ctx.hits, ctx.misses, ctx.marks)
         return self._to_list(out)
 
     def decode_bytes(self, ids):
