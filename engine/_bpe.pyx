@@ -165,6 +165,7 @@ cdef class BpeModel:
     cdef vector[uint32_t] tok_len
     cdef vector[char] known
     cdef int32_t byte_ids[256]
+    cdef vector[uint32_t] byte_pairs  # concat ranks: id of bytes (a, b) at a << 8 | b
     cdef bint whole_piece_lookup
     cdef bint concat_ranks
     cdef public int family
@@ -247,9 +248,20 @@ cdef class BpeModel:
             if self.byte_ids[b] < 0:
                 raise ArtifactError(f"vocabulary has no token for the single byte 0x{b:02x}")
         self.concat_ranks = merges is None
+        cdef size_t k
+        cdef const unsigned char *ptr
         if merges is None:
             if bt_u64_init(&self.merges, 0) != 0:
                 raise MemoryError()
+            # Every merge loop starts by ranking each adjacent pair of bytes; 65,536
+            # answers fit in 256 KiB, so those come from one load, not a hash probe.
+            # (The encoder's own answer for each 2-byte string, as _pair_at would get.)
+            self.byte_pairs.assign(65536, 0xFFFFFFFFu)
+            for k in range(max_id):
+                if self.tok_len[k] == 2:
+                    ptr = self._ptr(k)
+                    self.byte_pairs[(<uint32_t>ptr[0] << 8) | ptr[1]] = <uint32_t>bt_bytes_get(
+                        &self.encoder, ptr, 2)
         else:
             if bt_u64_init(&self.merges, len(merges)) != 0:
                 raise MemoryError()
@@ -297,6 +309,15 @@ cdef class BpeModel:
         pc_put(ctx.pairs, self.pair_owner, a, b, r)
         return r
 
+    cdef inline uint64_t _byte_pair(self, PieceCtx *ctx, const unsigned char *p,
+                                    Py_ssize_t i) noexcept nogil:
+        # Rank of the two bytes p[i], p[i + 1] as adjacent single-byte symbols.
+        cdef uint32_t tid
+        if self.concat_ranks:
+            tid = self.byte_pairs[(<uint32_t>p[i] << 8) | p[i + 1]]
+            return NO_MERGE if tid == 0xFFFFFFFFu else (<uint64_t>tid << 32) | tid
+        return self._pair_at(ctx, p, self.byte_ids[p[i]], self.byte_ids[p[i + 1]], i, i + 2)
+
     cdef void _merge_small(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                            vector[int32_t] *out) noexcept nogil:
         cdef int32_t ids[48]
@@ -309,7 +330,7 @@ cdef class BpeModel:
             st[i] = i
         st[n] = n
         for i in range(n - 1):
-            ranks[i] = self._pair_at(ctx, p, ids[i], ids[i + 1], i, i + 2)
+            ranks[i] = self._byte_pair(ctx, p, i)
         while m > 1:
             lo = NO_MERGE
             best = -1
@@ -355,7 +376,7 @@ cdef class BpeModel:
             nxt[i] = <int32_t>(i + 1) if i + 1 < n else -1
             prv[i] = <int32_t>(i - 1)
         for i in range(n - 1):
-            r = self._pair_at(ctx, p, ids[i], ids[i + 1], i, i + 2)
+            r = self._byte_pair(ctx, p, i)
             if r != NO_MERGE:
                 heap.push_back(~(((r >> 32) << 32) | <uint64_t>i))
                 push_heap(heap.begin(), heap.end())
