@@ -23,9 +23,12 @@ Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed t
   stale-entry checks, so a piece of n bytes costs O(n log n), never O(n^2).
 * A bounded piece -> ids cache (``piece_cache.h``: sharded seqlocks, so readers on
   several threads write nothing shared) saves the merge loop for repeated multi-token
-  pieces; single-token pieces never reach it. A small per-thread cache of id pair ->
-  merge result (``pair_cache.h``) answers most of the merge loop's questions about
-  pairs without touching the vocabulary table.
+  pieces; single-token pieces never reach it, and a piece enters it on its second
+  sighting (on new text a lookup plus an insert per piece cost more than they saved).
+  A small per-thread cache of id pair -> merge result (``pair_cache.h``) answers most
+  of the merge loop's questions about pairs without touching the vocabulary table, and
+  for ``.tiktoken`` vocabularies the first question of every loop, "do these two bytes
+  merge?", is one load from a dense 65,536-entry table.
 
 Invariants: every id produced is a key of the decoder table; the concatenated bytes of
 a piece's ids equal the piece; offsets are derived from token byte lengths, so they

@@ -135,6 +135,10 @@ class Tokenizer:
     def cache_stats(self) -> tuple[int, int]:
         return self._model.cache_hits, self._model.cache_misses
 
+    def clear_cache(self) -> None:
+        """Empty the piece cache (ids never depend on it; benchmarks time cold runs)."""
+        self._model.clear_cache()
+
     # ================================================================ encoding
 
     def encode(
