@@ -69,6 +69,14 @@ cdef extern from "piece_cache.h":
         uint64_t misses()
 
 
+cdef extern from "piece_split.h":
+    cdef cppclass PieceSplitter:
+        int build(const unsigned char *arena, const size_t *start, const uint32_t *length,
+                  const char *mergeable, size_t n_ids)
+        bint ready() noexcept nogil
+        size_t next_cut(const unsigned char *p, size_t pos, size_t n, unsigned patience) noexcept nogil
+
+
 cdef extern from "pair_cache.h":
     cdef cppclass PairEntry "pair_cache::Entry":
         pass
@@ -152,6 +160,8 @@ cdef uint64_t NO_MERGE = 0xFFFFFFFFFFFFFFFFULL
 cdef Py_ssize_t SMALL_PIECE = 48
 cdef size_t CACHE_MIN_BYTES = 6
 cdef size_t CACHE_MAX_PIECE = 256
+cdef size_t SPLIT_MIN_BYTES = 7
+cdef unsigned SPLIT_PATIENCE = 6
 
 
 cdef class BpeModel:
@@ -173,6 +183,7 @@ cdef class BpeModel:
     cdef bint concat_ranks
     cdef public int family
     cdef PieceCache cache
+    cdef PieceSplitter splitter
     cdef uint64_t pair_owner  # this model's serial in the per-thread pair cache, 0: none
     cdef list id_objects  # int objects 0..size-1, shared by every returned id list
 
@@ -185,7 +196,8 @@ cdef class BpeModel:
         bt_u64_free(&self.merges)
 
     def __init__(self, tokens=None, merges=None, added=None, *, bytes tiktoken_data=None,
-                 bint whole_piece_lookup=True, int family=-1, size_t cache_capacity=65536):
+                 bint whole_piece_lookup=True, int family=-1, size_t cache_capacity=65536,
+                 bint split_pieces=True):
         """Build the tables.
 
         Args:
@@ -198,6 +210,8 @@ cdef class BpeModel:
             added: iterable of ``(literal_bytes, id)`` decodable but never produced by
                 merging (special and added tokens).
             whole_piece_lookup: emit a piece that is itself a token directly.
+            split_pieces: cut pieces where no token can cross (piece_split.h); off only
+                to compare against (tests, benchmarks).
         Raises:
             ArtifactError: a single byte or a merge operand is missing from the vocabulary.
         """
@@ -238,8 +252,15 @@ cdef class BpeModel:
                 self.tok_len[tid] = n
                 self.known[tid] = 1
                 pos += n
+        cdef vector[char] mergeable
+        mergeable.resize(max_id, 0)
         for tok, tid in pairs:
             bt_bytes_put(&self.encoder, &self.arena[self.tok_start[tid]], self.tok_len[tid], tid)
+            mergeable[tid] = 1
+        if split_pieces and self.splitter.build(self.arena.data(), self.tok_start.data(),
+                                                self.tok_len.data(), mergeable.data(),
+                                                max_id) != 0:
+            raise MemoryError()
         # Handing out the same int object for an id costs an INCREF; building a fresh one
         # for every id above 256 cost half of a large batch's time (measured, o200k).
         self.id_objects = list(range(max_id))
@@ -427,24 +448,55 @@ cdef class BpeModel:
             if whole >= 0:
                 out.push_back(whole)
                 return
+        self._cached(ctx, p, n, out, True)
+
+    cdef void _cached(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
+                      vector[int32_t] *out, bint whole_piece) noexcept nogil:
+        # Merge p[0:n] through the piece cache: a whole piece (cut into parts where
+        # exact, see piece_split.h) or one of its parts. Both kinds share the cache,
+        # keyed by bytes alone, and that is exact: with whole_piece_lookup a piece
+        # whose bytes are a token never gets here, so an entry for such bytes can only
+        # come from a part, and for any other bytes a piece and a part merge the same.
+        cdef uint64_t h
+        cdef size_t before
         if (<size_t>n < CACHE_MIN_BYTES or <size_t>n > CACHE_MAX_PIECE
                 or not self.cache.enabled()):
-            self._merge(ctx, p, n, out)
+            self._merge_parts(ctx, p, n, out, whole_piece)
             return
         # Cached on its second sighting (see "Admission" in piece_cache.h).
         h = PieceCache.hash_of(p, n)
         if not self.cache.seen_before(h):
             ctx.misses += 1
             ctx.marks += 1
-            self._merge(ctx, p, n, out)
+            self._merge_parts(ctx, p, n, out, whole_piece)
             return
         if self.cache.get(h, p, n, out):
             ctx.hits += 1
             return
         ctx.misses += 1
-        cdef size_t before = out.size()
-        self._merge(ctx, p, n, out)
+        before = out.size()
+        self._merge_parts(ctx, p, n, out, whole_piece)
         self.cache.put(h, p, n, out.data() + before, out.size() - before)
+
+    cdef void _merge_parts(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
+                           vector[int32_t] *out, bint whole_piece) noexcept nogil:
+        # A whole piece with a non-ASCII byte is cut where no token can cross
+        # (piece_split.h) and each part goes through the cache on its own; anything
+        # else is merged as it is.
+        cdef size_t pos = 0, cut
+        if (not whole_piece or <size_t>n < SPLIT_MIN_BYTES or not self.splitter.ready()
+                or not _has_high_byte(p, n)):
+            self._merge(ctx, p, n, out)
+            return
+        cut = self.splitter.next_cut(p, 0, n, SPLIT_PATIENCE)
+        if cut >= <size_t>n:
+            self._merge(ctx, p, n, out)
+            return
+        while pos < <size_t>n:
+            self._cached(ctx, p + pos, cut - pos, out, False)
+            pos = cut
+            if pos < <size_t>n:
+                cut = self.splitter.next_cut(p, pos, n, SPLIT_PATIENCE)
 
     cdef inline void _merge(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
@@ -682,6 +734,14 @@ def _parse_tiktoken(bytes data):
     if not out:
         raise ArtifactError("no ranks found in the rank file")
     return out
+
+
+cdef inline bint _has_high_byte(const unsigned char *p, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        if p[i] >= 0x80:
+            return True
+    return False
 
 
 cdef inline Py_ssize_t _end(const vector[int32_t] &nxt, int32_t slot, Py_ssize_t n) noexcept nogil:

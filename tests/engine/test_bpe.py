@@ -142,7 +142,7 @@ def test_piece_cache_admits_a_piece_on_its_second_sighting(o200k):
 
     tok, _ = o200k
     model = BpeModel(tiktoken_data=open(_rank_file(tok), "rb").read())
-    piece = " 的一是不了人我在有他".encode()
+    piece = b" zqxvwqjk"  # ASCII: never cut into parts (piece_split.h), one cache entry
     expected = model.encode_piece(piece)
     assert (model.cache_hits, model.cache_misses) == (0, 1)
     worker = threading.Thread(target=lambda: model.encode_piece(piece))
@@ -182,3 +182,92 @@ def test_bpe_ids_beyond_the_pair_cache_key(o200k):
     for piece in _mixed_pieces(3, 500):
         want = [i + shift if i >= 256 else i for i in small.encode_piece(piece.encode())]
         assert shifted.encode_piece(piece.encode()) == want
+
+
+# ----------------------------------------------------------------- cutting pieces
+
+def _tangled_vocabulary(seed: int) -> tuple[list[bytes], str]:
+    """Bytes, then random byte substrings of random multi-script text in random rank
+    order: many tokens begin or end inside a character (continuation bytes first,
+    incomplete characters last) and many span character pairs, so all three ways a
+    token can cross a boundary (piece_split.h) occur."""
+    rng = random.Random(seed)
+    alphabet = "的一是不了人我在ab éдж😀👍🏽à\u0301ก"
+    text = "".join(rng.choice(alphabet) for _ in range(4000))
+    raw = text.encode()
+    tokens = {bytes([b]) for b in range(256)}
+    extra = []
+    while len(extra) < 1500:
+        start = rng.randrange(len(raw) - 8)
+        token = raw[start:start + rng.randint(2, 8)]
+        if token not in tokens:
+            tokens.add(token)
+            extra.append(token)
+    rng.shuffle(extra)
+    return [bytes([b]) for b in range(256)] + extra, alphabet
+
+
+def test_cut_pieces_merge_like_the_whole_piece_tiktoken_ranks():
+    """Cutting a piece where no token can cross (piece_split.h) never changes its ids:
+    the compiled model (which cuts) equals the plain merge oracle (which does not) on
+    vocabularies full of tokens that cross character boundaries."""
+    for seed in range(3):
+        vocab, alphabet = _tangled_vocabulary(seed)
+        ranks = {tok: i for i, tok in enumerate(vocab)}
+        pair_rank, token_id = reference.tiktoken_ranks(ranks)
+        model = BpeModel(list(ranks.items()), whole_piece_lookup=False)
+        rng = random.Random(seed + 10)
+        for _ in range(400):
+            piece = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 40))).encode()
+            assert model.encode_piece(piece) == reference.merge(piece, pair_rank, token_id), piece
+        for _ in range(2):  # and again through the cache, parts and pieces alike
+            piece = "".join(rng.choice(alphabet) for _ in range(30)).encode()
+            assert model.encode_piece(piece) == reference.merge(piece, pair_rank, token_id)
+
+
+def test_cut_pieces_merge_like_the_whole_piece_merges_list():
+    for seed in range(3):
+        vocab, alphabet = _tangled_vocabulary(seed)
+        rng = random.Random(seed + 20)
+        known = [bytes([b]) for b in range(256)]
+        present = set(known)
+        merges = []
+        for token in vocab[256:]:  # every token reachable from two shorter known ones
+            splits = [k for k in range(1, len(token))
+                      if token[:k] in present and token[k:] in present]
+            if splits:
+                k = rng.choice(splits)
+                merges.append((token[:k], token[k:]))
+                present.add(token)
+                known.append(token)
+        ids = {tok: i for i, tok in enumerate(known)}
+        model = BpeModel(list(ids.items()), merges, whole_piece_lookup=False)
+        pair_rank, token_id = reference.merges_ranks(ids, merges)
+        for _ in range(400):
+            piece = "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 40))).encode()
+            assert model.encode_piece(piece) == reference.merge(piece, pair_rank, token_id), piece
+
+
+def test_cutting_pieces_changes_no_id_on_real_vocabularies(o200k):
+    """The same pieces merged with and without cutting, on o200k_base and cl100k_base,
+    over characters of every plane the corpus uses (CJK, Indic, Thai, Hangul, emoji,
+    combining marks, recently assigned code points)."""
+    cl100k = engine.load("cl100k_base")
+    rng = random.Random(5)
+    pools = [(0x4E00, 0x9FFF), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0900, 0x097F),
+             (0x0E00, 0x0E7F), (0x0400, 0x04FF), (0x1F300, 0x1FAFF), (0x0300, 0x036F),
+             (0x20000, 0x2A6DF), (0x31350, 0x323AF), (0x0020, 0x007E)]
+    pieces = []
+    for _ in range(3000):
+        lo, hi = rng.choice(pools)
+        chars = [chr(rng.randint(lo, hi)) for _ in range(rng.randint(2, 24))]
+        if rng.random() < 0.5:
+            lo, hi = rng.choice(pools)
+            chars += [chr(rng.randint(lo, hi)) for _ in range(rng.randint(1, 8))]
+        pieces.append("".join(chars).encode())
+    for tok in (o200k[0], cl100k):
+        data = open(_rank_file(tok), "rb").read()
+        cutting = BpeModel(tiktoken_data=data)
+        whole = BpeModel(tiktoken_data=data, split_pieces=False)
+        for piece in pieces:
+            assert cutting.encode_piece(piece) == whole.encode_piece(piece), piece
