@@ -40,7 +40,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -178,6 +178,7 @@ cdef class BpeModel:
     cdef vector[uint32_t] tok_len
     cdef vector[char] known
     cdef int32_t byte_ids[256]
+    cdef uint32_t longest_from[256]  # longest mergeable token starting with each byte
     cdef vector[uint32_t] byte_pairs  # concat ranks: id of bytes (a, b) at a << 8 | b
     cdef bint whole_piece_lookup
     cdef bint concat_ranks
@@ -254,9 +255,12 @@ cdef class BpeModel:
                 pos += n
         cdef vector[char] mergeable
         mergeable.resize(max_id, 0)
+        memset(self.longest_from, 0, sizeof(self.longest_from))
         for tok, tid in pairs:
             bt_bytes_put(&self.encoder, &self.arena[self.tok_start[tid]], self.tok_len[tid], tid)
             mergeable[tid] = 1
+            if self.tok_len[tid] > self.longest_from[self.arena[self.tok_start[tid]]]:
+                self.longest_from[self.arena[self.tok_start[tid]]] = self.tok_len[tid]
         if split_pieces and self.splitter.build(self.arena.data(), self.tok_start.data(),
                                                 self.tok_len.data(), mergeable.data(),
                                                 max_id) != 0:
@@ -443,7 +447,9 @@ cdef class BpeModel:
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
             return
-        if self.whole_piece_lookup:
+        # (A piece longer than every token starting with its first byte, such as most
+        # CJK clauses, cannot be one: no hash of its bytes, no probe.)
+        if self.whole_piece_lookup and <uint32_t>n <= self.longest_from[p[0]]:
             whole = bt_bytes_get(&self.encoder, p, n)
             if whole >= 0:
                 out.push_back(whole)
