@@ -18,7 +18,7 @@ extensions = [
         [str(pyx)],
         language="c++",
         include_dirs=["engine"],
-        extra_compile_args=["-O3", "-std=c++17"],
+        extra_compile_args=["-O3", "-std=c++17", "-fno-tree-loop-distribute-patterns"],
     )
     for pyx in sorted(Path("engine").glob("*.pyx"))
 ]

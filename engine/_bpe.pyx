@@ -21,6 +21,11 @@ Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed t
   than ~48 symbols fit in cache lines and beat any heap. Long pieces (a megabyte of
   one letter, base64, spaces) use a doubly linked list plus a binary heap with
   stale-entry checks, so a piece of n bytes costs O(n log n), never O(n^2).
+* Long pieces of CJK and similar text (a whole clause is one piece, and nearly every
+  clause is new) are cut where no token of the vocabulary can cross (``piece_split.h``,
+  which states why that is exact); the parts are short words that recur, so they come
+  from the piece cache even in text never seen before. Measured on cold CJK text:
+  o200k_base 15 -> 26 MB/s, cl100k_base 19 -> 32.
 * A bounded piece -> ids cache (``piece_cache.h``: sharded seqlocks, so readers on
   several threads write nothing shared) saves the merge loop for repeated multi-token
   pieces; single-token pieces never reach it, and a piece enters it on its second

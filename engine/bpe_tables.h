@@ -156,9 +156,23 @@ static inline void bt_bytes_free(bt_bytesmap *m) {
     m->mask = 0;
 }
 
+/* Equal bytes, compared inline: the keys past 8 bytes the merge loop compares are a few
+ * bytes long, and a call to memcmp for each cost 4% of the time on Cyrillic text. */
+static inline int bt_same_bytes(const unsigned char *a, const unsigned char *b, size_t n) {
+    for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return 0;
+    }
+    for (; n; a++, b++, n--)
+        if (*a != *b) return 0;
+    return 1;
+}
+
 static inline int bt_slot_is(const bt_bytesslot *s, uint64_t head, const unsigned char *p,
                              size_t n) {
-    return s->head == head && s->len == n && (n <= 8 || memcmp(s->ptr + 8, p + 8, n - 8) == 0);
+    return s->head == head && s->len == n && (n <= 8 || bt_same_bytes(s->ptr + 8, p + 8, n - 8));
 }
 
 /* Keys are borrowed: ``p`` must outlive the table (it points into the decoder arena).
