@@ -26,8 +26,8 @@ reference on every document (differences are printed, never hidden).
 
 Then the pathological scaling (10^4, 10^5, 10^6 bytes of one repeated letter, of base64 and
 of spaces; target ``t(10^6) / t(10^5) <= 15``; every run starts with an empty piece
-cache, and tiktoken has no cache at all), and load time plus resident memory (RSS delta, each
-measured in a fresh subprocess) of o200k_base for ours and tiktoken.
+cache, and tiktoken has no cache at all), and load time plus resident memory (RSS
+delta, each measured in a fresh subprocess) of o200k_base for ours and tiktoken.
 Policies: ours runs ``special_tokens="text"`` (literals are ordinary text), the same work as
 tiktoken's and quicktok's ``encode_ordinary``; tokenizers runs its default ``encode``
 (``add_special_tokens=False``), which is the reference for deepseek-v4.

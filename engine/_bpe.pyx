@@ -448,7 +448,6 @@ cdef class BpeModel:
     cdef void _encode_piece(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
         cdef int32_t whole
-        cdef uint64_t h
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
             return

@@ -7,7 +7,7 @@
  * pairs come back over and over. A direct-mapped table of 32,768 16-byte entries
  * (512 KiB) answers most of those from L2. On cold o200k_base CJK, 16,384, 32,768 and
  * 65,536 entries measured within this machine's noise (about 5%) of each other;
- * 131,072 (2 MiB, all of L2) made English 5% slower.
+ * 131,072 (2 MiB, all of L2) made English 5-8% slower.
  *
  * Exact by construction: the key is the full pair of ids, and the answer for a pair is
  * a pure function of the model, so an entry is either absent or right. Keys carry the
@@ -34,8 +34,8 @@ const unsigned BITS = PAIR_CACHE_BITS;
 const unsigned ID_BITS = 21;     /* ids below 2,097,152 (o200k_base: 200,019) */
 const unsigned OWNER_BITS = 22;  /* 4,194,303 models per process */
 
-/* 16 bytes: the two ids and the owner packed in one word, so the whole cache is half
- * the size it was with three words per entry and twice as many pairs fit in L2. */
+/* 16 bytes: the two ids and the owner packed in one word (three words before), so
+ * 1.5 times as many pairs fit in the same share of L2. */
 struct Entry {
     uint64_t key;    /* left | right << 21 | owner << 42; 0: empty (owners start at 1) */
     uint64_t value;

@@ -82,7 +82,7 @@ public:
     }
 
     /* The key hash get() and put() take: computed once per piece by the caller, which
-     * also feeds it to the admission filter (seen_filter.h). Never 0 (0 = empty). */
+     * also feeds it to the admission filter (seen_before). Never 0 (0 = empty). */
     static uint64_t hash_of(const unsigned char *p, size_t n) {
         uint64_t h = bt_key_hash(bt_head(p, n), p, n);
         return h ? h : 1;
