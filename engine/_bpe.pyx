@@ -44,7 +44,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap
 from libcpp.string cimport string
@@ -183,7 +183,8 @@ cdef class BpeModel:
     cdef vector[uint32_t] tok_len
     cdef vector[char] known
     cdef int32_t byte_ids[256]
-    cdef uint32_t longest_from[256]  # longest mergeable token starting with each byte
+    # Longest mergeable token starting with each pair of bytes (0xFFFF: that or longer)
+    cdef vector[uint16_t] longest_from
     cdef vector[uint32_t] byte_pairs  # concat ranks: id of bytes (a, b) at a << 8 | b
     cdef bint whole_piece_lookup
     cdef bint concat_ranks
@@ -260,12 +261,15 @@ cdef class BpeModel:
                 pos += n
         cdef vector[char] mergeable
         mergeable.resize(max_id, 0)
-        memset(self.longest_from, 0, sizeof(self.longest_from))
+        self.longest_from.assign(65536, 0)
+        cdef size_t first
         for tok, tid in pairs:
             bt_bytes_put(&self.encoder, &self.arena[self.tok_start[tid]], self.tok_len[tid], tid)
             mergeable[tid] = 1
-            if self.tok_len[tid] > self.longest_from[self.arena[self.tok_start[tid]]]:
-                self.longest_from[self.arena[self.tok_start[tid]]] = self.tok_len[tid]
+            if self.tok_len[tid] >= 2:
+                first = (<size_t>self.arena[self.tok_start[tid]] << 8) | self.arena[self.tok_start[tid] + 1]
+                if self.tok_len[tid] > self.longest_from[first]:
+                    self.longest_from[first] = min(self.tok_len[tid], 0xFFFF)
         if split_pieces and self.splitter.build(self.arena.data(), self.tok_start.data(),
                                                 self.tok_len.data(), mergeable.data(),
                                                 max_id) != 0:
@@ -448,12 +452,14 @@ cdef class BpeModel:
     cdef void _encode_piece(self, PieceCtx *ctx, const unsigned char *p, Py_ssize_t n,
                             vector[int32_t] *out) noexcept nogil:
         cdef int32_t whole
+        cdef size_t longest
         if n == 1:
             out.push_back(self.byte_ids[p[0]])
             return
-        # (A piece longer than every token starting with its first byte, such as most
-        # CJK clauses, cannot be one: no hash of its bytes, no probe.)
-        if self.whole_piece_lookup and <uint32_t>n <= self.longest_from[p[0]]:
+        # (A piece longer than every token starting with its first two bytes, such as
+        # most CJK clauses, cannot be one: no hash of its bytes, no probe.)
+        longest = self.longest_from[(<size_t>p[0] << 8) | p[1]]
+        if self.whole_piece_lookup and (<size_t>n <= longest or longest == 0xFFFF):
             whole = bt_bytes_get(&self.encoder, p, n)
             if whole >= 0:
                 out.push_back(whole)

@@ -271,3 +271,16 @@ def test_cutting_pieces_changes_no_id_on_real_vocabularies(o200k):
         whole = BpeModel(tiktoken_data=data, split_pieces=False)
         for piece in pieces:
             assert cutting.encode_piece(piece) == whole.encode_piece(piece), piece
+
+
+def test_whole_piece_lookup_finds_tokens_merging_cannot_reach():
+    """tiktoken's rule: a piece that is a token is that token, even when merging its
+    bytes could never build it. The lookup is skipped only for pieces longer than every
+    token starting with the same two bytes; the longest such token itself is found."""
+    vocab = [(bytes([b]), b) for b in range(256)]
+    vocab += [(b"abc", 256), (b"\xe4\xb8\xad\xe6", 257), (b"xq", 258)]
+    model = BpeModel(vocab)
+    assert model.encode_piece(b"abc") == [256]
+    assert model.encode_piece(b"\xe4\xb8\xad\xe6") == [257]
+    assert model.encode_piece(b"abcd") == [97, 98, 99, 100]
+    assert BpeModel(vocab, whole_piece_lookup=False).encode_piece(b"abc") == [97, 98, 99]
