@@ -68,7 +68,7 @@ public:
     PieceSplitter &operator=(const PieceSplitter &) = delete;
 
     /* From every token the merge loop can produce (mergeable[id] != 0). Returns 0, or -1
-     * when out of memory (the splitter then stays off: pieces are merged whole). */
+     * when out of memory (the splitter is then off; the model refuses to load). */
     int build(const unsigned char *arena, const size_t *start, const uint32_t *len,
               const char *mergeable, size_t n_ids) {
         release();
