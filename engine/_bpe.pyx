@@ -325,9 +325,6 @@ cdef class BpeModel:
 
     # ------------------------------------------------------------------ merging
 
-    cdef inline uint64_t _pair(self, int32_t a, int32_t b) noexcept nogil:
-        return bt_u64_get(&self.merges, bpe_pair_key(a, b))
-
     cdef inline uint64_t _pair_at(self, PieceCtx *ctx, const unsigned char *p, int32_t a,
                                   int32_t b, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
         # Two adjacent symbols covering p[start:end]: tiktoken ranks merge by the rank of
@@ -335,14 +332,14 @@ cdef class BpeModel:
         # The answer is a function of the two ids alone, so it goes through the
         # per-thread pair cache (pair_cache.h) first.
         cdef int32_t tid
-        cdef uint64_t key = bpe_pair_key(a, b), r
+        cdef uint64_t r
         if pc_get(ctx.pairs, self.pair_owner, a, b, &r):
             return r
         if self.concat_ranks:
             tid = bt_bytes_get(&self.encoder, p + start, end - start)
             r = NO_MERGE if tid < 0 else (<uint64_t><uint32_t>tid << 32) | <uint32_t>tid
         else:
-            r = bt_u64_get(&self.merges, key)
+            r = bt_u64_get(&self.merges, bpe_pair_key(a, b))
         pc_put(ctx.pairs, self.pair_owner, a, b, r)
         return r
 

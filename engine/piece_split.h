@@ -59,10 +59,7 @@ class PieceSplitter {
 public:
     static const unsigned BIGRAM_BITS = 20;
 
-    PieceSplitter() : bigrams_(new uint64_t[(1u << BIGRAM_BITS) / 64]) {
-        memset(edge_filter_, 0, sizeof edge_filter_);
-        memset(bigrams_.get(), 0, (1u << BIGRAM_BITS) / 8);
-    }
+    PieceSplitter() : bigrams_(new uint64_t[(1u << BIGRAM_BITS) / 64]) {}
     ~PieceSplitter() { release(); }
     PieceSplitter(const PieceSplitter &) = delete;
     PieceSplitter &operator=(const PieceSplitter &) = delete;
@@ -72,6 +69,8 @@ public:
     int build(const unsigned char *arena, const size_t *start, const uint32_t *len,
               const char *mergeable, size_t n_ids) {
         release();
+        memset(edge_filter_, 0, sizeof edge_filter_);
+        memset(bigrams_.get(), 0, (1u << BIGRAM_BITS) / 8);
         std::vector<uint64_t> runs, tails;
         for (size_t id = 0; id < n_ids; id++) {
             if (!mergeable[id]) continue;
@@ -223,8 +222,6 @@ private:
     }
 
     void release() {
-        memset(bigrams_.get(), 0, (1u << BIGRAM_BITS) / 8);
-        memset(edge_filter_, 0, sizeof edge_filter_);
         if (runs_.slots) bt_u64_free(&runs_);
         if (tails_.slots) bt_u64_free(&tails_);
         ready_ = false;
