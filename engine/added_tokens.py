@@ -49,7 +49,9 @@ class AddedTokenScanner:
         self._by_literal = {spell(t.content): t for t in tokens if t.content}
         self._by_literal.pop("", None)
         literals = sorted(self._by_literal, key=lambda s: (-len(s), s))
-        self._first_chars = frozenset(lit[0] for lit in literals)
+        # Every encode call asks maybe_present, so it is a few `in` tests on a tuple
+        # (a generator over a set cost 1 us a call, as much as encoding a short text).
+        self._first_chars = tuple(sorted({lit[0] for lit in literals}))
         self._regex = (
             regex.compile("|".join(regex.escape(lit) for lit in literals)) if literals else None
         )
@@ -60,9 +62,10 @@ class AddedTokenScanner:
 
     def maybe_present(self, text: str) -> bool:
         """Cheap pre-check: False means no literal can occur in ``text``."""
-        if self._regex is None:
-            return False
-        return any(c in text for c in self._first_chars)
+        for c in self._first_chars:
+            if c in text:
+                return True
+        return False
 
     def find(
         self, text: str, plain_ranges: Sequence[tuple[int, int]] | None = None
