@@ -13,6 +13,9 @@ literal is wrapped in two marker characters that occur nowhere in the inputs or 
 template. If that render equals the real one once the markers are removed, every literal
 with a marker beside it is content and is added to the plain ranges. The union is used, so
 a template operation that loses provenance still cannot turn content into a special id.
+Last, the encoded ids are checked against a render with every caller literal replaced by
+``_`` (render.py, ``_check_escaped``): more special ids than that render's literals means
+some came from the caller, and the request is refused rather than answered.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ from ..errors import ReservedLiteralInContent
 
 POLICIES = ("reject", "escape", "allow")
 
-#: Marker candidates: Unicode noncharacters, then the ends of the supplementary PUAs.
-_MARKER_CANDIDATES = [chr(c) for c in range(0xFDD0, 0xFDF0)] + \
+#: Marker candidates. Printable, caseless symbols first (Tai Xuan Jing, U+1D300..): a
+#: template that prints a value with Python's repr (a list of content parts, say) keeps
+#: them as they are, where it would write a noncharacter as "\ufdd0" and the marked render
+#: would no longer line up with the real one. Then Unicode noncharacters and the ends of
+#: the supplementary PUAs.
+_MARKER_CANDIDATES = [chr(c) for c in range(0x1D300, 0x1D357)] + \
+    [chr(c) for c in range(0xFDD0, 0xFDF0)] + \
     [chr(c) for c in range(0xFFFF0, 0xFFFFE)] + [chr(c) for c in range(0x10FFF0, 0x10FFFE)]
 
 
@@ -112,6 +120,31 @@ def mark_value(value: Any, tok: Any, start: str, end: str, depth: int = 0) -> An
         return [mark_value(v, tok, start, end, depth + 1) for v in value]
     if isinstance(value, tuple):
         return tuple(mark_value(v, tok, start, end, depth + 1) for v in value)
+    return value
+
+
+def neutralize_value(value: Any, tok: Any, depth: int = 0) -> Any:
+    """``value`` with every special literal inside its strings replaced by ``_``: what the
+    template writes for such inputs holds only the template's own literals."""
+    if isinstance(value, str):
+        found = tok.find_literals(value)
+        if not found:
+            return value
+        out, pos = [], 0
+        for lit, at in found:
+            out += [value[pos:at], "_"]
+            pos = at + len(lit)
+        out.append(value[pos:])
+        return "".join(out)
+    if depth > 100:
+        return value
+    if isinstance(value, dict):
+        return {neutralize_value(k, tok, depth + 1): neutralize_value(v, tok, depth + 1)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [neutralize_value(v, tok, depth + 1) for v in value]
+    if isinstance(value, tuple):
+        return tuple(neutralize_value(v, tok, depth + 1) for v in value)
     return value
 
 

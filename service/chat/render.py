@@ -24,7 +24,7 @@ from typing import Any
 
 import jinja2
 
-from ..errors import TemplateError
+from ..errors import ReservedLiteralInContent, TemplateError
 from . import literals as lit
 from . import masks
 from .environment import BudgetExceeded, RenderLimits, begin_render, compile_template, end_render
@@ -267,6 +267,9 @@ def render_chat(
         ids = tok.encode(text, special_tokens="allow", plain_ranges=plain or None)
         offsets = None
     result.ids = list(ids)
+    if reserved_literals == "escape":
+        _check_escaped(tok, compiled, result.ids, messages, tools, template_kwargs, specials,
+                       add_generation_prompt, continue_final_message, template_source, limits)
     if return_offsets:
         result.offsets = offsets
     if return_assistant_mask:
@@ -278,6 +281,42 @@ def render_chat(
             result.assistant_spans = masks.content_spans(runs, prepared.origins)
         result.labels = masks.labels_for(result.ids, offsets or [], result.assistant_spans)
     return result
+
+
+def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[Any],
+                   tools: Any, template_kwargs: Mapping[str, Any] | None,
+                   specials: Mapping[str, str], add_generation_prompt: bool,
+                   continue_final_message: bool, source: str, limits: RenderLimits) -> None:
+    """Fail closed under ``escape``: the encoded chat may hold no more special-token ids
+    than the template writes when every caller literal is replaced by ``_``.
+
+    Provenance and the marker render find the caller's characters for the templates we
+    know; a template that writes content in a form neither can follow would otherwise let
+    a caller literal through as a real turn boundary. That is refused, never returned."""
+    if not lit.literals_in_inputs(tok, list(messages), tools, template_kwargs):
+        return
+    reserved = set(tok.special_tokens.values())
+    produced = sum(1 for i in ids if i in reserved)
+    neutral = _prepare(lit.neutralize_value(list(messages), tok),
+                       lit.neutralize_value(tools, tok),
+                       lit.neutralize_value(dict(template_kwargs or {}), tok),
+                       specials, add_generation_prompt, continue_final_message, source)
+    try:
+        text, _, _ = _render(compiled, neutral.variables, limits, False)
+        if continue_final_message:
+            text = text[:_cut_continuation(text, neutral.final_message)]
+        own = len(tok.find_literals(text))
+    except TemplateError:
+        own = -1
+    if produced > own:
+        raise ReservedLiteralInContent(
+            "reserved_literals=\"escape\" cannot keep this input's special-token literals "
+            "out of the token ids: the template writes the content in a form whose "
+            "characters cannot be traced back to it; remove the literals, or send them "
+            "as plain string content",
+            literal=sorted(lit.literals_in_inputs(tok, list(messages), tools,
+                                                  template_kwargs))[0],
+        )
 
 
 def _marker_ranges(tok: Any, compiled: Any, prepared: _Prepared, messages: Sequence[Any],
