@@ -6,14 +6,15 @@ model validators. Responses are built as plain dicts and serialized with orjson 
 routes (cheaper than response models); their shapes are documented in docs/SERVICE.md.
 
 Ids are declared strict (``list[StrictInt]``): ``"5"``, ``5.0`` and ``true`` are
-not token ids. Validation of large id lists stays in pydantic-core (Rust), one pass.
+not token ids. Flags are strict too (``StrictBool``): ``"true"``, ``1`` and ``"yes"`` are
+422, so a client's mistyped flag is never read as something it did not mean. Validation of large id lists stays in pydantic-core (Rust), one pass.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
 SpecialTokens = Literal["reject", "allow", "text"]
 OffsetUnits = Literal["char", "utf16", "byte"]
@@ -46,14 +47,14 @@ class EncodeRequest(_Request):
         description="What a special/added-token literal in the text means: reject (400), "
         "allow (its id), text (ordinary characters).",
     )
-    add_special_tokens: bool = Field(
+    add_special_tokens: StrictBool = Field(
         default=False, description="Apply the tokenizer's post-processor (BOS/EOS)."
     )
-    return_offsets: bool = Field(default=False, description="Include `offsets`.")
+    return_offsets: StrictBool = Field(default=False, description="Include `offsets`.")
     offset_units: OffsetUnits = Field(
         default="char", description="Offsets in code points, UTF-16 units or UTF-8 bytes."
     )
-    return_tokens: bool = Field(
+    return_tokens: StrictBool = Field(
         default=False, description="Include each token's bytes decoded as UTF-8 (replace)."
     )
 
@@ -71,8 +72,8 @@ class ChatFields(_Request):
         description='`{"role": str, "content": str | list of parts, ...}`; extra keys '
         "(tool_calls, ...) are passed through to the template.",
     )
-    add_generation_prompt: bool = False
-    continue_final_message: bool = False
+    add_generation_prompt: StrictBool = False
+    continue_final_message: StrictBool = False
     tools: list[dict[str, Any]] | None = Field(default=None, description="Passed to the template.")
     template: str | None = Field(
         default=None, description="A named template of the artifact; default: its default."
@@ -94,7 +95,13 @@ class ChatFields(_Request):
 
 
 class CountRequest(EncodeRequest, ChatFields):
-    """/count: an /encode request (text/texts) or a chat request (messages)."""
+    """/count: an /encode request (text/texts) or a chat request (messages).
+
+    A /render_chat body is a valid chat /count body as it is: its output options are
+    accepted and change nothing (the count is the rendered prompt's, always)."""
+
+    return_ids: StrictBool = True
+    return_assistant_mask: StrictBool = False
 
     @model_validator(mode="after")
     def _one_input(self) -> CountRequest:  # overrides EncodeRequest's rule
@@ -109,9 +116,9 @@ class RenderChatRequest(ChatFields):
     messages: list[dict[str, Any]] = Field(  # type: ignore[assignment]
         description='`{"role": str, "content": str | list of parts, ...}`.'
     )
-    return_ids: bool = True
-    return_offsets: bool = Field(default=False, description="Offsets (chars) into `text`.")
-    return_assistant_mask: bool = Field(
+    return_ids: StrictBool = True
+    return_offsets: StrictBool = Field(default=False, description="Offsets (chars) into `text`.")
+    return_assistant_mask: StrictBool = Field(
         default=False, description="Include `assistant_spans` and `labels`."
     )
 
@@ -125,7 +132,7 @@ class DecodeRequest(_Request):
     tokenizer: str | None = _TOKENIZER
     ids: list[StrictInt] | None = Field(default=None, description="Exactly one of ids/batch_ids.")
     batch_ids: list[list[StrictInt]] | None = None
-    skip_special_tokens: bool = False
+    skip_special_tokens: StrictBool = False
     errors: Literal["replace", "strict"] = Field(
         default="replace", description="strict: bytes that are not UTF-8 → 400 invalid_utf8."
     )

@@ -36,6 +36,9 @@ def test_malformed_json_is_422(client, raw):
     {"text": "a", "offset_units": "bytes"},
     {"text": "a", "retrun_offsets": True},  # extra="forbid": typos are errors
     {"texts": "not a list"},
+    {"text": "a", "return_offsets": "true"},  # flags are JSON booleans, nothing else
+    {"text": "a", "return_offsets": 1},
+    {"text": "a", "add_special_tokens": "on"},
 ])
 def test_schema_mismatch_is_422_with_location(client, payload):
     err = _is_error(client.post("/encode", json=payload), 422, "invalid_request")
@@ -45,6 +48,23 @@ def test_schema_mismatch_is_422_with_location(client, payload):
 def test_count_rejects_text_and_messages_together(client):
     r = client.post("/count", json={"text": "a", "messages": [{"role": "user", "content": "x"}]})
     _is_error(r, 422, "invalid_request")
+
+
+def test_decode_flag_must_be_boolean(client):
+    r = client.post("/decode", json={"ids": [1], "skip_special_tokens": "yes"})
+    _is_error(r, 422, "invalid_request")
+
+
+def test_count_takes_a_render_chat_body_as_it_is(client):
+    """API.md: a chat /count is "messages plus the chat fields of /render_chat"."""
+    chat = {"tokenizer": "deepseek-v4", "messages": [{"role": "user", "content": "hi"}],
+            "add_generation_prompt": True}
+    rendered = client.post("/render_chat", json=chat).json()
+    for extra in ({"return_ids": False}, {"return_assistant_mask": True},
+                  {"return_offsets": True}):
+        r = client.post("/count", json={**chat, **extra})
+        assert r.status_code == 200, r.text
+        assert r.json()["count"] == len(rendered["ids"])
 
 
 @pytest.fixture(scope="module")
