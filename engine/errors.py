@@ -59,8 +59,9 @@ class SpecialTokenInText(EngineError):
             f"text contains special-token literal(s) {shown}; pass special_tokens=\"allow\" "
             f"to encode them as special ids or special_tokens=\"text\" to encode them as "
             f"ordinary text",
-            literals=sorted(set(literals)),
-            positions=positions,
+            literals=sorted(set(literals)),  # the distinct literals
+            positions=positions,  # every occurrence's character index, in text order
+            occurrences=[[lit, at] for lit, at in zip(literals, positions)],  # paired
         )
 
 

@@ -22,6 +22,8 @@ def test_added_tokens_reject_lists_literals_and_positions(o200k):
     assert err.code == "special_token_in_text"
     assert err.details["literals"] == ["<|endofprompt|>", "<|endoftext|>"]
     assert err.details["positions"] == [2, 18, 36]
+    assert err.details["occurrences"] == [["<|endoftext|>", 2], ["<|endofprompt|>", 18],
+                                          ["<|endoftext|>", 36]]
 
 
 def test_added_tokens_allow_and_text(o200k):
