@@ -185,6 +185,23 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     return counts  # type: ignore[return-value]
 
 
+def _check_chat_texts(settings: Settings, req: RenderChatRequest | CountRequest) -> None:
+    """The per-text limit applies to chat input too: each caller string (content,
+    tool arguments, tools, template_kwargs), as /encode applies it to each text."""
+    from .chat.literals import caller_strings
+
+    limit = settings.max_text_chars
+    for index, fld, s in caller_strings(list(req.messages or ()), req.tools,
+                                        req.template_kwargs):
+        if len(s) > limit:
+            where = f"messages[{index}].{fld}" if index is not None else fld
+            raise PayloadTooLarge(
+                f"`{where}` has a string of {len(s)} characters; the limit is {limit} "
+                f"(TOKSERVE_MAX_TEXT_CHARS)",
+                field=where, limit=limit, size=len(s),
+            )
+
+
 def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
     """Raise 413s for over-limit inputs; returns the total chars (for thread offload)."""
     if req.text is not None:
@@ -279,6 +296,7 @@ def render_chat(state: ServiceState, entry: Entry, req: RenderChatRequest | Coun
         from .chat import render_chat as _render  # the chat helper's module
     except ImportError as exc:
         raise ChatUnavailable(f"chat rendering is not available in this build ({exc})") from None
+    _check_chat_texts(state.settings, req)
     want_offsets = bool(getattr(req, "return_offsets", False)) and not for_count
     want_mask = bool(getattr(req, "return_assistant_mask", False)) and not for_count
     result = _render(

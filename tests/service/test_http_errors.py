@@ -112,6 +112,17 @@ def test_text_over_limit_is_413(small):
     assert err["field"] == "texts[1]"
 
 
+def test_chat_string_over_limit_is_413(small):
+    """The per-text limit holds for chat input as for /encode texts."""
+    for path in ("/render_chat", "/count"):
+        body = {"tokenizer": "deepseek-v4", "messages": [
+            {"role": "user", "content": "hi"}, {"role": "assistant", "content": "z" * 301}]}
+        err = _is_error(small.post(path, json=body), 413, "payload_too_large")
+        assert err["field"] == "messages[1].content"
+        body["messages"][1]["content"] = "z" * 300
+        assert small.post(path, json=body).status_code == 200
+
+
 def test_batch_over_limit_is_413(small):
     err = _is_error(small.post("/encode", json={"texts": ["a"] * 4}), 413, "payload_too_large")
     assert err["field"] == "texts"
