@@ -7,7 +7,8 @@ routes (cheaper than response models); their shapes are documented in docs/SERVI
 
 Ids are declared strict (``list[StrictInt]``): ``"5"``, ``5.0`` and ``true`` are
 not token ids. Flags are strict too (``StrictBool``): ``"true"``, ``1`` and ``"yes"`` are
-422, so a client's mistyped flag is never read as something it did not mean. Validation of large id lists stays in pydantic-core (Rust), one pass.
+422, so a client's mistyped flag is never read as something it did not mean. Validation
+of large id lists stays in pydantic-core (Rust), one pass.
 """
 
 from __future__ import annotations

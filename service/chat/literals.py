@@ -20,7 +20,7 @@ some came from the caller, and the request is refused rather than answered.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import ReservedLiteralInContent
@@ -99,52 +99,39 @@ def pick_markers(texts: list[str]) -> tuple[str, str] | None:
     return (free[0], free[1]) if len(free) >= 2 else None
 
 
-def mark_value(value: Any, tok: Any, start: str, end: str, depth: int = 0) -> Any:
+def mark_value(value: Any, tok: Any, start: str, end: str) -> Any:
     """``value`` with every special literal inside its strings wrapped as start+lit+end."""
-    if isinstance(value, str):
-        found = tok.find_literals(value)
-        if not found:
-            return value
-        out, pos = [], 0
-        for lit, at in found:
-            out += [value[pos:at], start, lit, end]
-            pos = at + len(lit)
-        out.append(value[pos:])
-        return "".join(out)
-    if depth > 100:
-        return value
-    if isinstance(value, dict):
-        return {mark_value(k, tok, start, end, depth + 1): mark_value(v, tok, start, end, depth + 1)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [mark_value(v, tok, start, end, depth + 1) for v in value]
-    if isinstance(value, tuple):
-        return tuple(mark_value(v, tok, start, end, depth + 1) for v in value)
-    return value
+    return _map_literals(value, tok, lambda lit: start + lit + end)
 
 
-def neutralize_value(value: Any, tok: Any, depth: int = 0) -> Any:
+def neutralize_value(value: Any, tok: Any) -> Any:
     """``value`` with every special literal inside its strings replaced by ``_``: what the
     template writes for such inputs holds only the template's own literals."""
+    return _map_literals(value, tok, lambda lit: "_")
+
+
+def _map_literals(value: Any, tok: Any, replace: Callable[[str], str], depth: int = 0) -> Any:
+    """``value`` (strings, dicts with their keys, lists, tuples) with each literal found
+    in its strings replaced by ``replace(literal)``; anything else as it is."""
     if isinstance(value, str):
         found = tok.find_literals(value)
         if not found:
             return value
         out, pos = [], 0
         for lit, at in found:
-            out += [value[pos:at], "_"]
+            out += [value[pos:at], replace(lit)]
             pos = at + len(lit)
         out.append(value[pos:])
         return "".join(out)
     if depth > 100:
         return value
     if isinstance(value, dict):
-        return {neutralize_value(k, tok, depth + 1): neutralize_value(v, tok, depth + 1)
-                for k, v in value.items()}
+        return {_map_literals(k, tok, replace, depth + 1):
+                _map_literals(v, tok, replace, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
-        return [neutralize_value(v, tok, depth + 1) for v in value]
+        return [_map_literals(v, tok, replace, depth + 1) for v in value]
     if isinstance(value, tuple):
-        return tuple(neutralize_value(v, tok, depth + 1) for v in value)
+        return tuple(_map_literals(v, tok, replace, depth + 1) for v in value)
     return value
 
 

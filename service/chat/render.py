@@ -293,7 +293,8 @@ def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[A
     Provenance and the marker render find the caller's characters for the templates we
     know; a template that writes content in a form neither can follow would otherwise let
     a caller literal through as a real turn boundary. That is refused, never returned."""
-    if not lit.literals_in_inputs(tok, list(messages), tools, template_kwargs):
+    found = lit.literals_in_inputs(tok, list(messages), tools, template_kwargs)
+    if not found:
         return
     reserved = set(tok.special_tokens.values())
     produced = sum(1 for i in ids if i in reserved)
@@ -314,8 +315,7 @@ def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[A
             "out of the token ids: the template writes the content in a form whose "
             "characters cannot be traced back to it; remove the literals, or send them "
             "as plain string content",
-            literal=sorted(lit.literals_in_inputs(tok, list(messages), tools,
-                                                  template_kwargs))[0],
+            literal=sorted(found)[0],
         )
 
 
