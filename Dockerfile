@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # tokserve: multi-stage build.
 #   build   — compiles the Cython extension by building the project's wheel (and its deps')
-#   runtime — slim, non-root, installs only those wheels; bundled artifacts copied in
+#   runtime — slim, non-root, installs only those wheels (the bundled tokenizers are
+#             package data inside the tokserve wheel)
 # Same install path as the README: pip installs the project from its pyproject.toml.
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -13,21 +14,19 @@ WORKDIR /src
 COPY pyproject.toml setup.py README.md ./
 COPY engine ./engine
 COPY service ./service
+COPY artifacts ./artifacts
 RUN python -m pip install --no-cache-dir --upgrade pip \
  && python -m pip wheel --no-cache-dir --wheel-dir /wheels .
 
 FROM ${PYTHON_IMAGE} AS runtime
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
-    TOKSERVE_BUNDLED_ARTIFACTS=/app/artifacts \
     TOKSERVE_HOST=0.0.0.0 \
     TOKSERVE_PORT=8000
 RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin tokserve
 COPY --from=build /wheels /wheels
 RUN python -m pip install --no-cache-dir --no-index --find-links /wheels tokserve \
  && rm -rf /wheels
-# Bundled tokenizers (read-only for the service user; docker-compose mounts over this).
-COPY artifacts /app/artifacts
 WORKDIR /app
 USER tokserve
 EXPOSE 8000

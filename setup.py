@@ -1,4 +1,7 @@
-"""Build the Cython hot loops (every engine/*.pyx); everything else is in pyproject.toml."""
+"""Build the Cython hot loops (every engine/*.pyx, installed as tokserve.<module>).
+
+Everything else, including the engine/ -> tokserve folder mapping, is in pyproject.toml.
+"""
 from pathlib import Path
 
 from Cython.Build import cythonize
@@ -14,7 +17,7 @@ COMPILER_DIRECTIVES = {
 
 extensions = [
     Extension(
-        f"engine.{pyx.stem}",
+        f"tokserve.{pyx.stem}",
         [str(pyx)],
         language="c++",
         include_dirs=["engine"],

@@ -59,7 +59,7 @@ from conformance.references import (  # noqa: E402  (repo paths first)
     build_tokenizers_reference,
 )
 
-import engine  # noqa: E402
+import tokserve  # noqa: E402
 
 QUICKTOK_NAMES = {"cl100k_base": "cl100k_base", "o200k_base": "o200k_base", "llama3": "llama3",
                   "qwen": "qwen3"}
@@ -199,7 +199,7 @@ def implementations(name: str, quiet: bool = False) -> tuple[list[Impl], str]:
     """[ours, reference, peers...] and the reference's label."""
     relative, preset = TOKENIZER_FILES[name]
     path = ARTIFACTS / relative
-    ours = engine.load(str(path), preset=preset) if preset else engine.load(str(path))
+    ours = tokserve.load(str(path), preset=preset) if preset else tokserve.load(str(path))
     impls = [Impl("ours", lambda t: ours.encode(t, special_tokens="text"),
                   lambda ts: ours.encode_batch(ts, special_tokens="text", num_threads=2))]
     if preset:
@@ -349,7 +349,7 @@ def bench_pathological(names: list[str], reference: bool) -> None:
         relative, preset = TOKENIZER_FILES[name]
         if not (ARTIFACTS / relative).is_file():
             continue
-        ours = engine.load(str(ARTIFACTS / relative), preset=preset) if preset else engine.load(
+        ours = tokserve.load(str(ARTIFACTS / relative), preset=preset) if preset else tokserve.load(
             str(ARTIFACTS / relative))
         for kind, make in kinds.items():
             times = []
@@ -393,11 +393,11 @@ print(json.dumps({{"seconds": t1 - t0, "rss": r1 - r0}}))
 
 _LOADERS = {
     "ours (rank file + preset)": (
-        "import engine",
-        "obj = engine.load({path!r}, preset='o200k_base')"),
+        "import tokserve",
+        "obj = tokserve.load({path!r}, preset='o200k_base')"),
     "ours (bundled artifact dir, sha256 verified)": (
-        "import engine",
-        "obj = engine.load('o200k_base')"),
+        "import tokserve",
+        "obj = tokserve.load('o200k_base')"),
     "tiktoken (parse rank file + Encoding)": (
         "import tiktoken\nfrom conformance.references import build_tiktoken_reference\n"
         "from pathlib import Path",

@@ -226,9 +226,9 @@ def main() -> int:
     baseline = workdir / "baseline_app.py"
     baseline.write_text(BASELINE_APP.replace("__ART__", repr(str(ARTIFACT))))
     ours_port, base_port = free_port(), free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "TOKSERVE_LOG_LEVEL": "warning"}
+    env = {**os.environ, "TOKSERVE_LOG_LEVEL": "warning"}
     procs = [
-        subprocess.Popen([sys.executable, "-m", "service", "serve", "--port", str(ours_port),
+        subprocess.Popen([sys.executable, "-m", "tokserve.service", "serve", "--port", str(ours_port),
                           "--workers", str(args.workers)], cwd=REPO, env=env),
         subprocess.Popen([sys.executable, "-m", "uvicorn", "baseline_app:app", "--port",
                           str(base_port), "--workers", str(args.workers), "--log-level",

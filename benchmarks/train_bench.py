@@ -141,14 +141,14 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
     import resource
 
     sys.path.insert(0, str(REPO))
-    from engine.trainer import resolve_pattern
+    from tokserve.trainer import resolve_pattern
 
     pattern = resolve_pattern(pattern_name)
     text = Path(held).read_text(encoding="utf-8")
     n_bytes = len(text.encode("utf-8"))
     if kind == "ours":
-        import engine
-        from engine.trainer import train, write_artifact
+        import tokserve
+        from tokserve.trainer import train, write_artifact
 
         t0 = time.perf_counter()
         result = train([corpus], vocab, pattern, [SPECIAL], progress=False)
@@ -156,7 +156,7 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
         rss_self = _peak_rss_kb()
         rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         write_artifact(result, out, "bench", str(vocab), pattern, [SPECIAL])
-        tok = engine.load(Path(out) / "bench" / str(vocab))
+        tok = tokserve.load(Path(out) / "bench" / str(vocab))
         n_tokens = len(tok.encode(text, special_tokens="text"))
         vocab_out = tok.vocab_size
     else:

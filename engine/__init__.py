@@ -1,7 +1,7 @@
-"""engine: exact, fast byte-level BPE tokenization (no HTTP in here).
+"""tokserve: exact, fast byte-level BPE tokenization (this package is the engine; no HTTP).
 
-    >>> import engine
-    >>> tok = engine.load("o200k_base")
+    >>> import tokserve
+    >>> tok = tokserve.load("o200k_base")
     >>> ids = tok.encode("hello world")
     >>> tok.decode(ids)
     'hello world'
@@ -13,6 +13,7 @@ tiktoken rank file with ``preset=`` (cl100k_base, o200k_base, llama3, qwen).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -26,39 +27,52 @@ from .errors import InvalidUtf8 as InvalidUtf8
 from .errors import SpecialTokenInText as SpecialTokenInText
 from .errors import UnknownTokenId as UnknownTokenId
 from .errors import UnsupportedArtifact as UnsupportedArtifact
+from .manifest import version_key as version_key
 from .presets import PRESETS as PRESETS
 from .tokenizer import Tokenizer as Tokenizer
 
+#: The package version (pyproject.toml reads it from here: one home).
+__version__ = "0.2.0"
+
 __all__ = [
-    "load", "bundled_root", "bundled_names", "Tokenizer", "Artifact", "PRESETS",
+    "load", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
     "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
 ]
 
 
 def bundled_root() -> Path:
-    """Where bundled artifacts live: ``$TOKSERVE_BUNDLED_ARTIFACTS`` or the repo's artifacts/."""
-    env = os.environ.get("TOKSERVE_BUNDLED_ARTIFACTS")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / "artifacts"
+    """Where the bundled artifacts live: the package data ``tokserve.artifacts``.
+
+    Found through the import system, so it is right for a wheel install
+    (``site-packages/tokserve/artifacts``) and an editable one (the checkout's
+    ``artifacts/``) alike, from any working directory. No environment variable: callers
+    that serve other roots pass them (``load(..., root=)``, the service's settings).
+    """
+    spec = importlib.util.find_spec(f"{__name__}.artifacts")
+    if spec is None or not spec.submodule_search_locations:
+        raise ArtifactError(f"this installation has no {__name__}.artifacts package data")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
-def bundled_names() -> list[str]:
-    root = bundled_root()
-    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+def bundled_names(root: Path | None = None) -> list[str]:
+    """Names with at least one version under ``root`` (default: the bundled root)."""
+    root = bundled_root() if root is None else Path(root)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and any(p.glob("*/manifest.json")))
 
 
-def _latest_version(directory: Path) -> Path:
-    versions = [p for p in directory.iterdir() if (p / "manifest.json").exists()]
+def latest_version(directory: Path) -> Path:
+    """The version directory under ``directory`` that a bare name means (``version_key``)."""
+    versions = [p for p in Path(directory).iterdir() if (p / "manifest.json").exists()]
     if not versions:
         raise ArtifactError(f"{directory} holds no artifact version (no */manifest.json)")
-
-    def key(p: Path) -> tuple:
-        return tuple((0, int(x)) if x.isdigit() else (1, x) for x in p.name.split("."))
-
-    return max(versions, key=key)
+    return max(versions, key=lambda p: version_key(p.name))
 
 
-def load(source: str | os.PathLike, **options: Any) -> Tokenizer:
+def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
+         **options: Any) -> Tokenizer:
     """Load a tokenizer from a bundled name or a path (see the module docstring).
 
     Raises:
@@ -69,14 +83,20 @@ def load(source: str | os.PathLike, **options: Any) -> Tokenizer:
     text = os.fspath(source)
     path = Path(text)
     if not path.exists() and "/" not in text and os.sep not in text:
-        candidate = bundled_root() / text
+        base = bundled_root() if root is None else Path(root)
+        name, _, version = text.partition("@")
+        candidate = base / name
         if not candidate.is_dir():
+            where = "bundled tokenizer" if root is None else f"tokenizer under {base}"
             raise ArtifactError(
-                f"no bundled tokenizer named {text!r}; bundled: {', '.join(bundled_names())}"
+                f"no {where} named {name!r}; available: "
+                f"{', '.join(bundled_names(base)) or 'none'}"
             )
-        path = _latest_version(candidate)
+        path = candidate / version if version else latest_version(candidate)
+        if not (path / "manifest.json").is_file():
+            raise ArtifactError(f"{name!r} has no version {version!r} under {base}")
     elif path.is_dir() and not (path / "manifest.json").exists() and not (
         path / "tokenizer.json"
     ).exists():
-        path = _latest_version(path)
+        path = latest_version(path)
     return Tokenizer(load_artifact(path, **options))

@@ -8,6 +8,7 @@ the content-derived ``tokenizer_hash`` computed by actually loading the result.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,18 @@ from typing import Any
 from .artifact import MANIFEST, load_directory, sha256_hex
 from .errors import ArtifactError
 from .tokenizer import Tokenizer
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
+    """The one ordering of artifact versions: natural sort, digit runs as numbers.
+
+    ``"2" < "10"``, ``"1.9" < "1.10"``, ``"2a" < "10"``. A bare tokenizer name means its
+    highest version by this key, in the engine (``load``) and in the service's registry.
+    """
+    parts = _DIGITS.split(version)
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
 
 
 def write_artifact(

@@ -57,6 +57,22 @@ def _llama3_specials(first_id: int = 128000) -> dict[str, int]:
     return {name: first_id + i for i, name in enumerate(names)}
 
 
+def _o200k_harmony_specials() -> dict[str, int]:
+    """o200k_base's specials plus the harmony chat format's, as tiktoken defines them.
+
+    As in tiktoken, id 200018 has two literals: ``<|endofprompt|>`` (from o200k_base) and
+    ``<|reserved_200018|>``; both encode to it, and it decodes to the reserved one.
+    """
+    named = {
+        "<|startoftext|>": 199998, "<|endoftext|>": 199999, "<|endofprompt|>": 200018,
+        "<|return|>": 200002, "<|constrain|>": 200003, "<|channel|>": 200005,
+        "<|start|>": 200006, "<|end|>": 200007, "<|message|>": 200008, "<|call|>": 200012,
+    }
+    reserved = {f"<|reserved_{i}|>": i for i in (200000, 200001, 200004, 200009, 200010,
+                                                  200011, *range(200013, 201088))}
+    return {**named, **reserved}
+
+
 def _qwen_specials(first_id: int = 151643) -> dict[str, int]:
     names = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
     names += [f"<|extra_{i}|>" for i in range(205)]
@@ -93,6 +109,13 @@ PRESETS: dict[str, Preset] = {
         O200K_PATTERN,
         {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
         eos_token="<|endoftext|>",
+    ),
+    "o200k_harmony": Preset(
+        "o200k_harmony",
+        O200K_PATTERN,
+        _o200k_harmony_specials(),
+        bos_token="<|startoftext|>",
+        eos_token="<|return|>",
     ),
     "llama3": Preset(
         "llama3",

@@ -1,3 +1,3 @@
-"""tokserve: the HTTP service over the ``engine`` tokenizers (see docs/SERVICE.md)."""
+"""tokserve.service: the HTTP service over the tokserve engine (see docs/SERVICE.md)."""
 
-__version__ = "0.1.0"
+from .. import __version__ as __version__

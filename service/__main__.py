@@ -1,4 +1,4 @@
-"""``python -m service [serve options]``: same as ``tokserve serve``."""
+"""``python -m tokserve.service [serve options]``: same as ``tokserve serve``."""
 
 import sys
 

@@ -16,7 +16,7 @@ from fastapi import FastAPI
 
 from . import __version__
 from .cache import ResultCache
-from .errors import TokenizerNotFound, install_error_handlers
+from .errors import NoTokenizers, TokenizerNotFound, install_error_handlers
 from .metrics import Metrics
 from .middleware import ServiceMiddleware
 from .registry import Registry
@@ -36,6 +36,13 @@ def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceSt
     metrics.set_artifacts(registry.entries())
     if registry.failures:
         metrics.artifact_failures.inc(len(registry.failures))
+    if not len(registry) and not settings.allow_empty:
+        refused = "; ".join(f"{f.path}: {f.reason}" for f in registry.failures)
+        raise NoTokenizers(
+            f"no tokenizer could be loaded from {settings.describe_roots()}"
+            + (f" (refused: {refused})" if refused else "")
+            + "; add artifacts with --artifacts DIR, or pass --allow-empty to start anyway"
+        )
     if len(registry) and settings.default_tokenizer:
         try:
             registry.resolve(None)
@@ -84,5 +91,5 @@ def create_app(settings: Settings | None = None) -> ServiceMiddleware:
 
 
 def app_from_env() -> ServiceMiddleware:
-    """Factory for ``uvicorn --factory service.app:app_from_env`` (multi-worker serving)."""
+    """Factory for ``uvicorn --factory tokserve.service.app:app_from_env`` (multi-worker serving)."""
     return create_app(get_settings())

@@ -48,19 +48,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help="root to scan (repeatable; default: the bundled artifacts and "
                           "TOKSERVE_ARTIFACTS)")
 
-    # Parsed by engine.trainer.main itself; listed here so `tokserve --help` shows it.
+    # Parsed by tokserve.trainer.main itself; listed here so `tokserve --help` shows it.
     sub.add_parser("train", help="train a byte-level BPE artifact (see tokserve train -h)",
                    add_help=False)
 
 
 def train(argv: Sequence[str]) -> int:
-    from engine.trainer import main as train_main
+    from ..trainer import main as train_main
 
     return train_main(list(argv))
 
 
 def run(args: argparse.Namespace) -> int:
-    from engine.errors import EngineError
+    from ..errors import EngineError
 
     try:
         if args.artifact_command == "import":
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from engine.importers import import_any
+    from ..importers import import_any
 
     fields = {k: v for k, v in (("preset", args.preset), ("pattern", args.pattern),
                                 ("special_tokens", args.special_tokens),
@@ -92,7 +92,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _verify(dirs: Sequence[Path]) -> int:
-    from engine.manifest import verify_directory
+    from ..manifest import verify_directory
 
     status = 0
     for directory in dirs:

@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR",
                        help="extra artifact root <DIR>/<name>/<version>/ (repeatable)")
     serve.add_argument("--default-tokenizer", default=None)
+    serve.add_argument("--allow-empty", action="store_true", default=None,
+                       help="start even when no tokenizer artifact loads (503 until reload)")
     serve.add_argument("--log-level", default=None)
     for name, help_text in _LIMIT_FLAGS.items():
         serve.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=help_text)
@@ -73,6 +75,8 @@ def _export_env(args: argparse.Namespace) -> None:
         os.environ["TOKSERVE_DEFAULT_TOKENIZER"] = args.default_tokenizer
     if getattr(args, "log_level", None):
         os.environ["TOKSERVE_LOG_LEVEL"] = args.log_level
+    if getattr(args, "allow_empty", None):
+        os.environ["TOKSERVE_ALLOW_EMPTY"] = "1"
     for name in _LIMIT_FLAGS:
         value = getattr(args, name, None)
         if value is not None:
@@ -93,11 +97,21 @@ def serve(args: argparse.Namespace) -> int:
 
     from .settings import get_settings
 
+    from .registry import discover
+
     _export_env(args)
     get_settings.cache_clear()
     settings = get_settings()
+    if not settings.allow_empty and not discover(settings.artifact_roots()):
+        # Checked here too (the lifespan refuses as well, once artifacts fail to load) so
+        # that N workers do not each start, fail and be restarted.
+        print(f"tokserve: error: no tokenizer artifacts found; looked in "
+              f"{settings.describe_roots()} "
+              f"(expected <root>/<name>/<version>/manifest.json); add some with "
+              f"--artifacts DIR, or pass --allow-empty to start anyway", file=sys.stderr)
+        return 2
     uvicorn.run(
-        "service.app:app_from_env",
+        "tokserve.service.app:app_from_env",
         factory=True,
         host=args.host,
         port=args.port,
@@ -119,7 +133,7 @@ def _read_input(path: Path | None) -> str:
 def one_shot(args: argparse.Namespace) -> int:
     import logging
 
-    from engine import errors as engine_errors
+    from .. import errors as engine_errors
 
     from .errors import ServiceError
     from .registry import Registry

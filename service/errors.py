@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 
-from engine import errors as engine_errors
+from .. import errors as engine_errors
 
 
 class ServiceError(Exception):
@@ -85,8 +85,14 @@ class AdminDisabled(ServiceError):
     code = "admin_disabled"
 
 
+class NoTokenizers(ServiceError):
+    """Start-up found nothing to serve (and ``allow_empty`` is off): the server exits."""
+
+    code = "no_tokenizers"
+
+
 class ChatUnavailable(ServiceError):
-    """The chat renderer (service.chat) is not installed in this build."""
+    """The chat renderer (tokserve.service.chat) is not installed in this build."""
 
     code = "chat_unavailable"
 

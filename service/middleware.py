@@ -12,7 +12,7 @@ In order, for every HTTP request:
 5. a last-resort guard: an exception escaping the app becomes a 500 with the request id
    (logged with its traceback server-side, never sent to the client);
 6. direct dispatch of the hot POST routes (/encode, /decode, /count, /render_chat) to
-   ``service.handlers``, skipping the framework's routing and middleware layers; every
+   ``tokserve.service.handlers``, skipping the framework's routing and middleware layers; every
    other request (and OpenAPI) goes through FastAPI.
 
 Pure ASGI rather than ``BaseHTTPMiddleware``: no extra task per request, no body

@@ -1,7 +1,7 @@
 """Versioned tokenizer registry: ``name`` / ``name@version`` → a loaded, verified entry.
 
 Layout on disk: ``<root>/<name>/<version>/manifest.json`` plus the files the manifest
-lists. Every version directory is loaded with ``engine.load(dir)``, which checks each
+lists. Every version directory is loaded with ``tokserve.load(dir)``, which checks each
 file's sha256 against the manifest; a version that fails (hash mismatch, unreadable or
 unsupported file) is refused with ONE log line naming the directory and the reason, and
 the other versions keep serving.
@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -29,17 +28,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from ..manifest import version_key
 from .errors import TokenizerNotFound
 
 log = logging.getLogger("tokserve.registry")
-
-_NATURAL = re.compile(r"(\d+)")
-
-
-def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
-    """Natural sort key: digit runs compare as numbers, the rest as text."""
-    parts = _NATURAL.split(version)
-    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
 
 
 @dataclass(frozen=True)
@@ -49,7 +41,7 @@ class Entry:
     name: str
     version: str
     path: Path
-    tokenizer: Any  # engine.Tokenizer
+    tokenizer: Any  # tokserve.Tokenizer
     manifest: dict[str, Any]
     chat_templates: dict[str, str] = field(default_factory=dict)
     chat_template_hashes: dict[str, str] = field(default_factory=dict)
@@ -118,12 +110,12 @@ def load_entry(version_dir: Path) -> Entry:
     """Load and verify one ``<root>/<name>/<version>/`` directory.
 
     Raises:
-        engine.errors.ArtifactError: a file is missing, unreadable or fails its hash.
+        tokserve.errors.ArtifactError: a file is missing, unreadable or fails its hash.
         ValueError / OSError: the manifest or a chat template is malformed.
     """
-    import engine  # imported here so `import service.registry` stays cheap
+    from .. import load  # the engine; imported here so this module stays cheap to import
 
-    tok = engine.load(str(version_dir))
+    tok = load(str(version_dir))
     manifest = tok.manifest or {}
     name = str(manifest.get("name") or version_dir.parent.name)
     version = str(manifest.get("version") or version_dir.name)

@@ -3,7 +3,7 @@
 Routes parse and validate; these functions enforce the limits, consult the cache, call
 the engine (in a worker thread when the input is large — the engine releases the GIL)
 and return the serialized JSON body. They never build error responses: they raise typed
-errors that ``service.errors`` maps to statuses.
+errors that ``tokserve.service.errors`` maps to statuses.
 
 Bodies are assembled from cached per-text JSON fragments, so a cache hit neither calls
 the engine nor re-serializes ids.
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import orjson
 from anyio import to_thread
 
-from engine import errors as engine_errors
+from .. import errors as engine_errors
 
 from .cache import ResultCache
 from .errors import ChatUnavailable, PayloadTooLarge, TemplateNotFound, dumps
@@ -290,7 +290,7 @@ def select_template(entry: Entry, name: str | None) -> tuple[str, str, str]:
 
 def render_chat(state: ServiceState, entry: Entry, req: RenderChatRequest | CountRequest,
                 *, for_count: bool = False) -> dict[str, Any]:
-    """Blocking: render ``req.messages`` with the selected template (service.chat)."""
+    """Blocking: render ``req.messages`` with the selected template (tokserve.service.chat)."""
     _, source, thash = select_template(entry, req.template)
     try:
         from .chat import render_chat as _render  # the chat helper's module

@@ -16,10 +16,8 @@ from typing import Annotated, Any
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-#: The repository's own ``artifacts/`` directory (next to the ``service`` package). In an
-#: editable install or a checkout this is the bundled root; in a wheel install it does not
-#: exist and ``TOKSERVE_BUNDLED_ARTIFACTS`` points at a copied tree instead (see Dockerfile).
-BUNDLED_ARTIFACTS = Path(__file__).resolve().parent.parent / "artifacts"
+from .. import bundled_root
+
 
 
 class Settings(BaseSettings):
@@ -29,13 +27,19 @@ class Settings(BaseSettings):
 
     # --- artifacts -------------------------------------------------------------------
     bundled_artifacts: Path | None = Field(
-        default=BUNDLED_ARTIFACTS,
-        description="Root of the bundled tokenizers; set to an empty string to disable.",
+        default_factory=bundled_root,
+        description="Root of the bundled tokenizers (default: the ones installed with the "
+        "package); set to an empty string to disable.",
     )
     artifacts: Annotated[list[Path], NoDecode] = Field(
         default_factory=list,
         description="Extra artifact roots (<root>/<name>/<version>/), os.pathsep- or "
         "comma-separated in the env var. Later roots win on a name@version clash.",
+    )
+    allow_empty: bool = Field(
+        default=False,
+        description="Start even when no tokenizer loads (serve 503 until a reload adds one); "
+        "by default `tokserve serve` refuses to start with nothing to serve.",
     )
     default_tokenizer: str = Field(
         default="o200k_base", description="Used when a request names no tokenizer."
@@ -92,6 +96,13 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    def describe_roots(self) -> str:
+        """The roots as one human-readable phrase, for messages about where we looked."""
+        roots = self.artifact_roots()
+        if not roots:
+            return "no root (the bundled root is disabled and no --artifacts DIR is given)"
+        return ", ".join(str(r) for r in roots)
 
     def artifact_roots(self) -> list[Path]:
         """Roots in scan order: the bundled root first, then ``artifacts`` in given order."""

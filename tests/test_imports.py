@@ -9,20 +9,29 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_imports_engine_pulls_no_web_framework():
+def test_imports_engine_pulls_no_web_framework(tmp_path):
     code = (
-        "import sys, engine; engine.load('o200k_base').encode('x');"
-        "bad = [m for m in ('fastapi', 'starlette', 'uvicorn', 'service') if m in sys.modules];"
+        "import sys, tokserve; tokserve.load('o200k_base').encode('x');"
+        "bad = [m for m in ('fastapi', 'starlette', 'uvicorn', 'httpx', 'tokserve.service')"
+        " if m in sys.modules];"
         "print(bad); sys.exit(1 if bad else 0)"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
                             text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_imports_compiled_core_is_loaded():
-    import engine._bpe
-    import engine._offsets
+def test_imports_only_the_tokserve_namespace(tmp_path):
+    """Outside the checkout, the source folder names are not importable: one namespace."""
+    for name in ("engine", "service"):
+        result = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=tmp_path,
+                                capture_output=True, text=True)
+        assert result.returncode != 0 and "ModuleNotFoundError" in result.stderr, name
 
-    assert engine._bpe.__file__.endswith((".so", ".pyd"))
-    assert engine._offsets.__file__.endswith((".so", ".pyd"))
+
+def test_imports_compiled_core_is_loaded():
+    import tokserve._bpe
+    import tokserve._offsets
+
+    assert tokserve._bpe.__file__.endswith((".so", ".pyd"))
+    assert tokserve._offsets.__file__.endswith((".so", ".pyd"))

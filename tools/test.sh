@@ -10,4 +10,4 @@ PY=${PYTHON:-python3}
 if [ -x tools/install_chromium.sh ]; then
   bash tools/install_chromium.sh || echo "chromium not installed: browser tests will skip"
 fi
-exec "$PY" -m pytest -q "$@"
+exec "$PY" -P -m pytest -q "$@"

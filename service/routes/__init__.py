@@ -1,4 +1,4 @@
-"""Thin routers, one per resource: parse → ``service.serving`` → response."""
+"""Thin routers, one per resource: parse → ``tokserve.service.serving`` → response."""
 
 from . import admin, health, metrics, operations, playground, tokenizers
 

@@ -1,4 +1,4 @@
-"""POST /encode, /decode, /count, /render_chat: FastAPI's view of ``service.handlers``.
+"""POST /encode, /decode, /count, /render_chat: FastAPI's view of ``tokserve.service.handlers``.
 
 The middleware dispatches these paths straight to the handlers; the routes here serve
 the same handlers to anything that reaches FastAPI and give each its OpenAPI entry.

@@ -5,7 +5,7 @@ The page is the reference client of our own offsets (plain HTML/CSS/JS in
 only through the public JSON API (/tokenizers, /encode, /count, /render_chat), so it
 needs nothing from the app but these routes:
 
-    app.include_router(service.routes.playground.router)
+    app.include_router(tokserve.service.routes.playground.router)
 
 Only the files listed in ``_ASSETS`` are served: the asset path is never joined from
 user input, so there is no path traversal to guard against. The files are read per

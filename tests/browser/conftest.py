@@ -73,10 +73,10 @@ BOS_TOKENIZER = "cl100k-bos@1"
 
 def _bos_artifact(root: Path) -> Path:
     """``root/cl100k-bos/1``: the bundled cl100k_base vocabulary with add_bos_token on."""
-    from engine.manifest import write_artifact
-    from service.settings import BUNDLED_ARTIFACTS
+    from tokserve import bundled_root
+    from tokserve.manifest import write_artifact
 
-    src = BUNDLED_ARTIFACTS / "cl100k_base" / "1"
+    src = bundled_root() / "cl100k_base" / "1"
     manifest = json.loads((src / "manifest.json").read_text())
     write_artifact(root, "cl100k-bos", "1",
                    {"cl100k_base.tiktoken": src / "cl100k_base.tiktoken"},
@@ -88,10 +88,11 @@ def _bos_artifact(root: Path) -> Path:
 
 
 def _app(extra_root: Path) -> Any:
-    from service.app import create_app
-    from service.settings import BUNDLED_ARTIFACTS, Settings
+    from tokserve import bundled_root
+    from tokserve.service.app import create_app
+    from tokserve.service.settings import Settings
 
-    settings = Settings(bundled_artifacts=BUNDLED_ARTIFACTS, artifacts=[extra_root],
+    settings = Settings(bundled_artifacts=bundled_root(), artifacts=[extra_root],
                         auth_token=None, default_tokenizer="o200k_base", log_level="warning")
     return create_app(settings)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-import engine
+import tokserve
 
 from .references import Pair, ReferenceRejected
 
@@ -28,7 +28,7 @@ def ours_outcome(pair: Pair, text: str, policy: str, add_special_tokens: bool = 
     try:
         return ("ids", pair.ours.encode(text, special_tokens=policy,
                                         add_special_tokens=add_special_tokens))
-    except engine.SpecialTokenInText as exc:
+    except tokserve.SpecialTokenInText as exc:
         return ("reject", frozenset(exc.details["literals"]))
     except Exception as exc:  # noqa: BLE001 - any crash is a reportable disagreement
         return ("error", f"{type(exc).__name__}: {exc}")

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO / ".." / "shared"
 ARTIFACTS = SHARED / "artifacts"
 
-#: name -> (file under ../shared/artifacts, preset for engine.load or None for tokenizer.json)
+#: name -> (file under ../shared/artifacts, preset for tokserve.load or None for tokenizer.json)
 TOKENIZER_FILES: dict[str, tuple[str, str | None]] = {
     "cl100k_base": ("openai/cl100k_base.tiktoken", "cl100k_base"),
     "o200k_base": ("openai/o200k_base.tiktoken", "o200k_base"),
@@ -132,7 +132,7 @@ class TiktokenReference:
 
 
 # Facts from ../shared/artifacts/README.md (what the reference implementations use),
-# written out here rather than taken from engine.presets so that a wrong preset cannot
+# written out here rather than taken from tokserve.presets so that a wrong preset cannot
 # hide behind a reference built from the same mistake.
 _CL100K = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
            r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
@@ -242,7 +242,7 @@ class Pair:
     """Ours and the reference for one tokenizer."""
 
     name: str
-    ours: Any  # engine.Tokenizer
+    ours: Any  # tokserve.Tokenizer
     ref: Any   # TiktokenReference | TokenizersReference
 
     def __repr__(self) -> str:
@@ -253,11 +253,11 @@ _PAIRS: dict[str, Pair] = {}
 
 
 def load_ours(name: str):
-    import engine
+    import tokserve
 
     relative, preset = TOKENIZER_FILES[name]
     path = artifact_file(relative)
-    return engine.load(str(path), preset=preset) if preset else engine.load(str(path))
+    return tokserve.load(str(path), preset=preset) if preset else tokserve.load(str(path))
 
 
 def get_pair(name: str) -> Pair:

@@ -21,7 +21,7 @@ import json
 import pytest
 import regex
 
-import engine
+import tokserve
 from corpus import build_corpus, is_valid_text
 
 from .diff import minimize
@@ -187,7 +187,7 @@ def test_feature_ids_equal_tokenizers(case, tmp_path):
     ref = tokenizers.Tokenizer.from_str(text_spec)
     path = tmp_path / "tokenizer.json"
     path.write_text(text_spec, encoding="utf-8")
-    ours = engine.load(path)
+    ours = tokserve.load(path)
 
     def theirs(text: str, add: bool) -> list[int]:
         return ref.encode(text, add_special_tokens=add).ids
@@ -214,7 +214,7 @@ def test_feature_offsets_stay_ordered_and_in_bounds(case, tmp_path):
     they cover the whole input."""
     path = tmp_path / "tokenizer.json"
     path.write_text(_spec_for(case), encoding="utf-8")
-    ours = engine.load(path)
+    ours = tokserve.load(path)
     for text in AIMED:
         ids, offsets = ours.encode_with_offsets(text, units="char", special_tokens="allow")
         assert len(ids) == len(offsets)
@@ -229,10 +229,10 @@ def test_feature_offsets_stay_ordered_and_in_bounds(case, tmp_path):
             assert covered == len(text), (text, offsets)
 
 
-def _load(case: str, tmp_path) -> engine.Tokenizer:
+def _load(case: str, tmp_path) -> tokserve.Tokenizer:
     path = tmp_path / "tokenizer.json"
     path.write_text(_spec_for(case), encoding="utf-8")
-    return engine.load(path)
+    return tokserve.load(path)
 
 
 def test_normalized_token_policies_and_offsets(tmp_path):
@@ -241,7 +241,7 @@ def test_normalized_token_policies_and_offsets(tmp_path):
     alone, and under ``allow`` its offsets cover the original (full-width) characters."""
     ours = _load("added-nfkc", tmp_path)
     text = "ab ＜ｎｒｍ＞ cd"
-    with pytest.raises(engine.SpecialTokenInText) as info:
+    with pytest.raises(tokserve.SpecialTokenInText) as info:
         ours.encode(text)
     assert info.value.details["literals"] == ["<nrm>"]
     assert info.value.details["positions"] == [3]
@@ -273,7 +273,7 @@ def test_digits_pieces_equal_tokenizers_on_every_code_point(individual):
     others, is split the same way by both."""
     import unicodedata2
 
-    from engine.pre_tokenizer import PreTokenizer
+    from tokserve.pre_tokenizer import PreTokenizer
 
     scalars = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     numeric = regex.compile(r"\p{N}")

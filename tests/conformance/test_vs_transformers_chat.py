@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 from shared_files import shared_file
 
-from service.chat import render_chat
-from service.errors import TemplateError
+from tokserve.service.chat import render_chat
+from tokserve.service.errors import TemplateError
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 TEMPLATES = SHARED / "templates"

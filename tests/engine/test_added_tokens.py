@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-import engine
-from engine.added_tokens import AddedTokenScanner
-from engine.artifact import AddedToken
+import tokserve
+from tokserve.added_tokens import AddedTokenScanner
+from tokserve.artifact import AddedToken
 
 
 @pytest.fixture(scope="module")
 def o200k():
-    return engine.load("o200k_base")
+    return tokserve.load("o200k_base")
 
 
 def test_added_tokens_reject_lists_literals_and_positions(o200k):
     text = "a <|endoftext|> b <|endofprompt|> c <|endoftext|>"
-    with pytest.raises(engine.SpecialTokenInText) as info:
+    with pytest.raises(tokserve.SpecialTokenInText) as info:
         o200k.encode(text)
     err = info.value
     assert err.code == "special_token_in_text"

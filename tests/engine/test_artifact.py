@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import engine
-from engine.artifact import load_artifact
-from engine.manifest import write_artifact
+import tokserve
+from tokserve.artifact import load_artifact
+from tokserve.manifest import write_artifact
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "artifacts"
@@ -19,7 +19,7 @@ SHARED = REPO.parent / "shared" / "artifacts"
 
 @pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "deepseek-v4"])
 def test_artifact_bundled_loads_with_manifest_hash(name):
-    tok = engine.load(name)
+    tok = tokserve.load(name)
     manifest = json.loads((BUNDLED / name / "1" / "manifest.json").read_text())
     assert tok.hash == manifest["tokenizer_hash"]
     assert tok.vocab_size == manifest["vocab_size"]
@@ -27,11 +27,11 @@ def test_artifact_bundled_loads_with_manifest_hash(name):
 
 
 def test_artifact_hash_is_stable_and_content_derived(tmp_path):
-    first = engine.load("cl100k_base").hash
+    first = tokserve.load("cl100k_base").hash
     copy = tmp_path / "cl100k_base" / "1"
     shutil.copytree(BUNDLED / "cl100k_base" / "1", copy)
-    assert engine.load(copy).hash == first
-    assert engine.load("o200k_base").hash != first
+    assert tokserve.load(copy).hash == first
+    assert tokserve.load("o200k_base").hash != first
 
 
 def test_artifact_hash_changes_with_special_tokens(tmp_path):
@@ -40,8 +40,8 @@ def test_artifact_hash_changes_with_special_tokens(tmp_path):
     write_artifact(tmp_path, "cl", "2", {"cl100k_base.tiktoken": src / "cl100k_base.tiktoken"},
                    format="tiktoken", tokenizer_file="cl100k_base.tiktoken",
                    pattern=manifest["pattern"], special_tokens={"<|endoftext|>": 100257})
-    changed = engine.load(tmp_path / "cl" / "2")
-    assert changed.hash != engine.load("cl100k_base").hash
+    changed = tokserve.load(tmp_path / "cl" / "2")
+    assert changed.hash != tokserve.load("cl100k_base").hash
     assert changed.special_tokens == {"<|endoftext|>": 100257}
 
 
@@ -52,35 +52,35 @@ def test_artifact_corrupted_byte_is_refused(tmp_path):
     data = bytearray(target.read_bytes())
     data[1000] ^= 0x01
     target.write_bytes(bytes(data))
-    with pytest.raises(engine.ArtifactError, match="does not match the manifest"):
-        engine.load(copy)
+    with pytest.raises(tokserve.ArtifactError, match="does not match the manifest"):
+        tokserve.load(copy)
 
 
 def test_artifact_missing_file_and_bad_json_are_typed(tmp_path):
-    with pytest.raises(engine.ArtifactError, match="not found"):
-        engine.load(tmp_path / "nope.tiktoken", preset="cl100k_base")
+    with pytest.raises(tokserve.ArtifactError, match="not found"):
+        tokserve.load(tmp_path / "nope.tiktoken", preset="cl100k_base")
     bad = tmp_path / "tokenizer.json"
     bad.write_text("{not json")
-    with pytest.raises(engine.ArtifactError, match="not valid JSON"):
-        engine.load(bad)
-    with pytest.raises(engine.ArtifactError, match="no bundled tokenizer"):
-        engine.load("no-such-tokenizer")
+    with pytest.raises(tokserve.ArtifactError, match="not valid JSON"):
+        tokserve.load(bad)
+    with pytest.raises(tokserve.ArtifactError, match="no bundled tokenizer"):
+        tokserve.load("no-such-tokenizer")
 
 
 def test_artifact_bad_rank_line_names_the_line(tmp_path):
     f = tmp_path / "x.tiktoken"
     f.write_bytes(b"YQ== 0\nnot-base64!! x\n")
-    with pytest.raises(engine.ArtifactError, match="line 2"):
-        engine.load(f, preset="cl100k_base")
+    with pytest.raises(tokserve.ArtifactError, match="line 2"):
+        tokserve.load(f, preset="cl100k_base")
 
 
 def test_artifact_rank_file_without_preset_asks_for_one(tmp_path):
-    with pytest.raises(engine.ArtifactError, match="preset"):
+    with pytest.raises(tokserve.ArtifactError, match="preset"):
         load_artifact(BUNDLED / "cl100k_base" / "1" / "cl100k_base.tiktoken")
 
 
 def _tiny_tokenizer_json(**overrides) -> dict:
-    from engine.artifact import bytes_to_unicode
+    from tokserve.artifact import bytes_to_unicode
 
     table = bytes_to_unicode()
     vocab = {table[b]: b for b in range(256)}
@@ -115,8 +115,8 @@ def _tiny_tokenizer_json(**overrides) -> dict:
 def test_artifact_unsupported_feature_is_named(tmp_path, override, feature):
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(_tiny_tokenizer_json(**override)))
-    with pytest.raises(engine.UnsupportedArtifact) as info:
-        engine.load(path)
+    with pytest.raises(tokserve.UnsupportedArtifact) as info:
+        tokserve.load(path)
     assert feature in str(info.value)
     assert info.value.code == "unsupported_artifact"
 
@@ -124,7 +124,7 @@ def test_artifact_unsupported_feature_is_named(tmp_path, override, feature):
 def test_artifact_minimal_byte_level_tokenizer_json_works(tmp_path):
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(_tiny_tokenizer_json()))
-    tok = engine.load(path)
+    tok = tokserve.load(path)
     assert tok.encode("hi") == [ord("h"), ord("i")]
     assert tok.decode(tok.encode("héllo")) == "héllo"
 
@@ -132,7 +132,7 @@ def test_artifact_minimal_byte_level_tokenizer_json_works(tmp_path):
 @pytest.mark.skipif(not (SHARED / "mistral-tekken").exists(),
                     reason="needs ../shared/artifacts/mistral-tekken/tekken_240718.json")
 def test_artifact_tekken_ids_are_shifted_by_specials():
-    tok = engine.load(SHARED / "mistral-tekken" / "tekken_240718.json")
+    tok = tokserve.load(SHARED / "mistral-tekken" / "tekken_240718.json")
     assert tok.special_tokens["<s>"] == 1
     assert tok.encode("hi", add_special_tokens=True)[0] == 1
     assert min(tok.encode("hello world")) >= 1000

@@ -12,21 +12,21 @@ import random
 
 import pytest
 
-import engine
-from engine import _bpe_reference as reference
-from engine._bpe import BpeModel
+import tokserve
+from tokserve import _bpe_reference as reference
+from tokserve._bpe import BpeModel
 
 
 @pytest.fixture(scope="module")
 def o200k():
-    tok = engine.load("o200k_base")
+    tok = tokserve.load("o200k_base")
     ranks = {}
     for tid in range(tok.vocab_size):
         if tid in tok.special_tokens.values():
             continue
         try:
             ranks[tok.token_bytes(tid)] = tid
-        except engine.UnknownTokenId:
+        except tokserve.UnknownTokenId:
             pass
     return tok, ranks
 
@@ -68,13 +68,13 @@ def test_bpe_compiled_equals_reference_merges_list():
 
 
 def test_bpe_rejects_vocabulary_without_every_byte():
-    with pytest.raises(engine.ArtifactError, match="single byte"):
+    with pytest.raises(tokserve.ArtifactError, match="single byte"):
         BpeModel([(b"a", 0)], [])
 
 
 def test_bpe_rejects_merge_of_unknown_tokens():
     vocab = [(bytes([b]), b) for b in range(256)]
-    with pytest.raises(engine.ArtifactError, match="missing from the vocabulary"):
+    with pytest.raises(tokserve.ArtifactError, match="missing from the vocabulary"):
         BpeModel(vocab, [(b"a", b"b")])
 
 
@@ -110,7 +110,7 @@ def test_bpe_caches_never_mix_models_or_threads(o200k):
     each) and with threads sharing one model."""
     from concurrent.futures import ThreadPoolExecutor
 
-    cl100k = engine.load("cl100k_base")
+    cl100k = tokserve.load("cl100k_base")
     data = {name: open(_rank_file(t), "rb").read()
             for name, t in (("o200k", o200k[0]), ("cl100k", cl100k))}
     small = {n: BpeModel(tiktoken_data=d, cache_capacity=64) for n, d in data.items()}
@@ -252,7 +252,7 @@ def test_cutting_pieces_changes_no_id_on_real_vocabularies(o200k):
     """The same pieces merged with and without cutting, on o200k_base and cl100k_base,
     over characters of every plane the corpus uses (CJK, Indic, Thai, Hangul, emoji,
     combining marks, recently assigned code points)."""
-    cl100k = engine.load("cl100k_base")
+    cl100k = tokserve.load("cl100k_base")
     rng = random.Random(5)
     pools = [(0x4E00, 0x9FFF), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0900, 0x097F),
              (0x0E00, 0x0E7F), (0x0400, 0x04FF), (0x1F300, 0x1FAFF), (0x0300, 0x036F),

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-import engine
+import tokserve
 
 
 def _ordinary_ids(tok, rng: random.Random, n: int) -> list[int]:
@@ -22,7 +22,7 @@ def _ordinary_ids(tok, rng: random.Random, n: int) -> list[int]:
             continue
         try:
             tok.token_bytes(i)
-        except engine.UnknownTokenId:
+        except tokserve.UnknownTokenId:
             continue
         out.append(i)
     return out
@@ -50,7 +50,7 @@ def test_strict_raises_on_invalid_utf8_and_replace_does_not(o200k_pair):
     ids = tok.encode("a\U0001F9CCb")  # the emoji is split over byte tokens
     assert tok.decode(ids, errors="strict") == "a\U0001F9CCb"
     partial = ids[:2]
-    with pytest.raises(engine.InvalidUtf8) as info:
+    with pytest.raises(tokserve.InvalidUtf8) as info:
         tok.decode(partial, errors="strict")
     assert info.value.code == "invalid_utf8"
     assert tok.decode(partial, errors="replace") == "a\ufffd" == o200k_pair.ref.decode(partial)
@@ -65,20 +65,20 @@ def test_unknown_ids_raise_typed_error(pair):
     tok = pair.ours
     bad = [tok.vocab_size, tok.vocab_size + 7, 2**31 - 1]
     for ids in ([bad[0]], [0, bad[1]], [bad[2]], [-1]):
-        with pytest.raises(engine.UnknownTokenId) as info:
+        with pytest.raises(tokserve.UnknownTokenId) as info:
             tok.decode(ids)
         assert info.value.code == "unknown_token_id"
         assert set(info.value.details["ids"]) <= set(ids) and info.value.details["ids"]
-    with pytest.raises(engine.UnknownTokenId):
+    with pytest.raises(tokserve.UnknownTokenId):
         tok.token_bytes(tok.vocab_size)
-    with pytest.raises(engine.UnknownTokenId):
+    with pytest.raises(tokserve.UnknownTokenId):
         tok.decode_bytes([tok.vocab_size])
 
 
 @pytest.mark.parametrize("gap", [100261, 100275])
 def test_ids_in_vocabulary_gaps_are_unknown(cl100k_pair, gap):
     """cl100k_base has no ids 100261..100275 (between <|fim_suffix|> and <|endofprompt|>)."""
-    with pytest.raises(engine.UnknownTokenId):
+    with pytest.raises(tokserve.UnknownTokenId):
         cl100k_pair.ours.decode([gap])
 
 

@@ -13,10 +13,10 @@ import pytest
 from corpus import build_corpus, is_valid_text
 from shared_files import shared_file
 
-import engine
-from engine import importers
-from engine.manifest import verify_directory
-from engine.presets import PRESETS
+import tokserve
+from tokserve import importers
+from tokserve.manifest import verify_directory
+from tokserve.presets import PRESETS
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "artifacts"
 
@@ -54,7 +54,7 @@ def test_importers_tiktoken_round_trip(tmp_path, preset, rel):
 
     src = _need(SHARED / rel)
     manifest = importers.import_any(src, tmp_path, preset, "1", preset=preset)
-    tok = engine.load(tmp_path / preset / "1")
+    tok = tokserve.load(tmp_path / preset / "1")
     assert tok.hash == manifest["tokenizer_hash"]
     p = PRESETS[preset]
     ref = tiktoken.Encoding(preset, pat_str=p.pattern, mergeable_ranks=load_tiktoken_bpe(str(src)),
@@ -67,7 +67,7 @@ def test_importers_hf_round_trip(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     src = _need(SHARED / "deepseek-v4" / "tokenizer.json").parent
     importers.import_any(src, tmp_path, "deepseek-v4", "7")
-    tok = engine.load(tmp_path / "deepseek-v4" / "7")
+    tok = tokserve.load(tmp_path / "deepseek-v4" / "7")
     ref = tokenizers.Tokenizer.from_file(str(src / "tokenizer.json"))
     for text in _corpus():
         assert tok.encode(text, special_tokens="allow") == ref.encode(
@@ -78,7 +78,7 @@ def test_importers_tekken_round_trip(tmp_path):
     tekken = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
     src = _need(SHARED / "mistral-tekken" / "tekken_240718.json")
     importers.import_any(src, tmp_path, "tekken", "1")
-    tok = engine.load(tmp_path / "tekken" / "1")
+    tok = tokserve.load(tmp_path / "tekken" / "1")
     ref = tekken.Tekkenizer.from_file(str(src))
     for text in _corpus():
         assert tok.encode(text, special_tokens="text") == ref.encode(text, False, False), text
@@ -86,7 +86,7 @@ def test_importers_tekken_round_trip(tmp_path):
 
 
 def test_importers_verify_detects_tampering(tmp_path):
-    src = engine.bundled_root() / "cl100k_base" / "1" / "cl100k_base.tiktoken"
+    src = tokserve.bundled_root() / "cl100k_base" / "1" / "cl100k_base.tiktoken"
     importers.import_any(src, tmp_path, "cl", "1", preset="cl100k_base")
     version = tmp_path / "cl" / "1"
     assert verify_directory(version)["name"] == "cl"
@@ -94,12 +94,12 @@ def test_importers_verify_detects_tampering(tmp_path):
     data = bytearray(target.read_bytes())
     data[-3] ^= 0x04
     target.write_bytes(bytes(data))
-    with pytest.raises(engine.ArtifactError, match="does not match the manifest"):
+    with pytest.raises(tokserve.ArtifactError, match="does not match the manifest"):
         verify_directory(version)
 
 
 def test_importers_versions_are_immutable(tmp_path):
-    src = engine.bundled_root() / "cl100k_base" / "1" / "cl100k_base.tiktoken"
+    src = tokserve.bundled_root() / "cl100k_base" / "1" / "cl100k_base.tiktoken"
     importers.import_any(src, tmp_path, "cl", "1", preset="cl100k_base")
-    with pytest.raises(engine.ArtifactError, match="immutable"):
+    with pytest.raises(tokserve.ArtifactError, match="immutable"):
         importers.import_any(src, tmp_path, "cl", "1", preset="cl100k_base")

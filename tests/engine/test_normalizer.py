@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from engine.normalizer import Normalizer
+from tokserve.normalizer import Normalizer
 
 
 @pytest.mark.parametrize("form", ["NFC", "NFKC", "NFD", "NFKD"])
@@ -29,7 +29,7 @@ def test_normalizer_alignment_points_into_original():
 
 
 def test_normalizer_unknown_is_unsupported():
-    from engine.errors import UnsupportedArtifact
+    from tokserve.errors import UnsupportedArtifact
 
     with pytest.raises(UnsupportedArtifact, match="Lowercase"):
         Normalizer({"type": "Lowercase"})

@@ -33,8 +33,8 @@ import pytest
 from shared_files import find_shared, shared_file
 import regex
 
-_scan = pytest.importorskip("engine._scan", reason="engine._scan is not built")
-from engine.unicode_compat import adapt_pattern, category_ranges  # noqa: E402
+_scan = pytest.importorskip("tokserve._scan", reason="tokserve._scan is not built")
+from tokserve.unicode_compat import adapt_pattern, category_ranges  # noqa: E402
 
 CORPUS_CHARS = int(os.environ.get("TOKSERVE_PRETOK_CHARS", "400000"))
 

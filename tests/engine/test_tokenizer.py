@@ -18,7 +18,7 @@ import shutil
 
 import pytest
 
-import engine
+import tokserve
 from conformance.references import TOKENIZER_FILES, artifact_file
 from corpus import build_corpus, is_valid_text, literal_cases
 
@@ -26,23 +26,23 @@ from corpus import build_corpus, is_valid_text, literal_cases
 
 
 def test_missing_file_is_artifact_error(tmp_path):
-    with pytest.raises(engine.ArtifactError) as info:
-        engine.load(str(tmp_path / "absent.tiktoken"), preset="cl100k_base")
+    with pytest.raises(tokserve.ArtifactError) as info:
+        tokserve.load(str(tmp_path / "absent.tiktoken"), preset="cl100k_base")
     assert info.value.code == "artifact_error"
     assert "absent.tiktoken" in str(info.value)
-    with pytest.raises(engine.ArtifactError):
-        engine.load(str(tmp_path / "absent" / "tokenizer.json"))
+    with pytest.raises(tokserve.ArtifactError):
+        tokserve.load(str(tmp_path / "absent" / "tokenizer.json"))
 
 
 def test_unknown_bundled_name_is_artifact_error():
-    with pytest.raises(engine.ArtifactError):
-        engine.load("no_such_tokenizer_name")
+    with pytest.raises(tokserve.ArtifactError):
+        tokserve.load("no_such_tokenizer_name")
 
 
 def test_unknown_preset_is_artifact_error():
     path = artifact_file(TOKENIZER_FILES["cl100k_base"][0])
-    with pytest.raises(engine.ArtifactError) as info:
-        engine.load(str(path), preset="gpt9_base")
+    with pytest.raises(tokserve.ArtifactError) as info:
+        tokserve.load(str(path), preset="gpt9_base")
     assert "gpt9_base" in str(info.value)
 
 
@@ -55,8 +55,8 @@ def test_unknown_preset_is_artifact_error():
 def test_corrupt_tiktoken_file_is_artifact_error(tmp_path, content):
     path = tmp_path / "corrupt.tiktoken"
     path.write_bytes(content)
-    with pytest.raises(engine.ArtifactError):
-        engine.load(str(path), preset="cl100k_base")
+    with pytest.raises(tokserve.ArtifactError):
+        tokserve.load(str(path), preset="cl100k_base")
 
 
 @pytest.fixture(scope="module")
@@ -68,16 +68,16 @@ def deepseek_json() -> dict:
 def test_corrupt_tokenizer_json_is_artifact_error(tmp_path, content):
     path = tmp_path / "tokenizer.json"
     path.write_text(content)
-    with pytest.raises(engine.ArtifactError):
-        engine.load(str(path))
+    with pytest.raises(tokserve.ArtifactError):
+        tokserve.load(str(path))
 
 
 def test_truncated_tokenizer_json_is_artifact_error(tmp_path):
     source = artifact_file(TOKENIZER_FILES["deepseek-v4"][0]).read_bytes()
     path = tmp_path / "tokenizer.json"
     path.write_bytes(source[: len(source) // 2])
-    with pytest.raises(engine.ArtifactError):
-        engine.load(str(path))
+    with pytest.raises(tokserve.ArtifactError):
+        tokserve.load(str(path))
 
 
 def _set(spec: dict, dotted: str, value) -> dict:
@@ -109,14 +109,14 @@ def _set(spec: dict, dotted: str, value) -> dict:
 def test_unsupported_feature_is_named(tmp_path, deepseek_json, dotted, value, named):
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(_set(deepseek_json, dotted, value)), encoding="utf-8")
-    with pytest.raises(engine.UnsupportedArtifact) as info:
-        engine.load(str(path))
+    with pytest.raises(tokserve.UnsupportedArtifact) as info:
+        tokserve.load(str(path))
     assert info.value.code == "unsupported_artifact"
     assert named in str(info.value)
 
 
 def test_artifact_dir_hash_mismatch_names_the_file(tmp_path):
-    source = engine.bundled_root() / "o200k_base"
+    source = tokserve.bundled_root() / "o200k_base"
     if not source.is_dir():
         pytest.skip(f"missing bundled artifact {source}")
     version = max(p for p in source.iterdir() if (p / "manifest.json").exists())
@@ -127,8 +127,8 @@ def test_artifact_dir_hash_mismatch_names_the_file(tmp_path):
     data = bytearray(victim.read_bytes())
     data[100] ^= 1
     victim.write_bytes(bytes(data))
-    with pytest.raises(engine.ArtifactError) as info:
-        engine.load(str(target))
+    with pytest.raises(tokserve.ArtifactError) as info:
+        tokserve.load(str(target))
     assert manifest["tokenizer_file"] in str(info.value)
 
 
@@ -161,9 +161,9 @@ def test_encode_batch_edge_cases(pair):
     assert tok.encode_batch([]) == []
     assert tok.encode_batch(["", "a", ""]) == [[], tok.encode("a"), []]
     literal = sorted(tok.special_tokens)[0]
-    with pytest.raises(engine.SpecialTokenInText):
+    with pytest.raises(tokserve.SpecialTokenInText):
         tok.encode_batch(["fine " * 4000, f"bad {literal}"], num_threads=2)
-    with pytest.raises(engine.SpecialTokenInText):
+    with pytest.raises(tokserve.SpecialTokenInText):
         tok.count_batch(["fine " * 4000, f"bad {literal}"], num_threads=2)
 
 
@@ -194,8 +194,8 @@ def test_count_equals_len_encode(pair, texts):
             for add in (False, True):
                 try:
                     ids = tok.encode(text, special_tokens=policy, add_special_tokens=add)
-                except engine.SpecialTokenInText:
-                    with pytest.raises(engine.SpecialTokenInText):
+                except tokserve.SpecialTokenInText:
+                    with pytest.raises(tokserve.SpecialTokenInText):
                         tok.count(text, special_tokens=policy, add_special_tokens=add)
                     continue
                 assert tok.count(text, special_tokens=policy, add_special_tokens=add) == len(ids)

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import regex
 
-import engine
-from engine import trainer as T
-from engine.errors import ArtifactError, EngineError
-from engine.unicode_compat import adapt_pattern
+import tokserve
+from tokserve import trainer as T
+from tokserve.errors import ArtifactError, EngineError
+from tokserve.unicode_compat import adapt_pattern
 
 PATTERNS = ["o200k_base", "cl100k_base", "llama3", "qwen", r"\S+|\s+", r"[a-z]+|[^a-z]"]
 SPECIALS = ["<|endoftext|>", "<|sep|>"]
@@ -246,7 +246,7 @@ def test_artifact_loads_and_encodes_with_merges_in_rank_order(tmp_path):
     assert [base64.b64decode(l.split()[0]) for l in lines] == result.ranks
     assert [int(l.split()[1]) for l in lines] == list(range(len(result.ranks)))
 
-    tok = engine.load(vdir)
+    tok = tokserve.load(vdir)
     assert tok.vocab_size == 380
     assert tok.special_tokens == manifest["special_tokens"]
     index = {t: i for i, t in enumerate(result.ranks)}
@@ -283,7 +283,7 @@ def test_cli_main(tmp_path, capsys):
     assert rc == 0
     vdir = tmp_path / "root" / "cli" / "2"
     assert out.splitlines()[0] == str(vdir)
-    tok = engine.load(vdir)
+    tok = tokserve.load(vdir)
     assert out.splitlines()[1] == tok.hash
     assert "merging" in err and "counting" in err  # the progress bar goes to stderr
     assert tok.manifest["pattern"] == T.resolve_pattern("qwen")

@@ -17,8 +17,9 @@ import httpx
 import pytest
 import uvicorn
 
-from service.app import create_app
-from service.settings import BUNDLED_ARTIFACTS, Settings
+from tokserve.service.app import create_app
+from tokserve import bundled_root
+from tokserve.service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,7 +59,7 @@ class LiveServer:
 
 
 def _bundled(name: str) -> Path:
-    path = BUNDLED_ARTIFACTS / name / "1"
+    path = bundled_root() / name / "1"
     if not (path / "manifest.json").is_file():
         pytest.skip(f"bundled artifact {path / 'manifest.json'} is missing")
     return path
@@ -78,16 +79,16 @@ def live_server():
 
 @pytest.fixture(scope="session")
 def o200k(bundled):
-    import engine
+    import tokserve
 
-    return engine.load(str(bundled("o200k_base")))
+    return tokserve.load(str(bundled("o200k_base")))
 
 
 @pytest.fixture(scope="session")
 def server() -> Iterator[LiveServer]:
     """The service with zero configuration (bundled artifacts, default limits)."""
-    if not (BUNDLED_ARTIFACTS / "o200k_base").is_dir():
-        pytest.skip(f"bundled artifacts missing under {BUNDLED_ARTIFACTS}")
+    if not (bundled_root() / "o200k_base").is_dir():
+        pytest.skip(f"bundled artifacts missing under {bundled_root()}")
     with LiveServer(Settings(_env_file=None)) as srv:
         yield srv
 

@@ -1,6 +1,6 @@
 """``tokserve artifact import|verify|list`` and ``tokserve train``, run as a user would.
 
-Every command runs in a subprocess through ``python -m service`` (the same entry point
+Every command runs in a subprocess through ``python -m tokserve.service`` (the same entry point
 as the ``tokserve`` script), on the repo's bundled files, or on ../shared files that
 skip naming the file when absent. The imported artifact is then loaded by the engine
 and compared with the reference library on real text.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from shared_files import shared_file
 
-import engine
+import tokserve
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "artifacts"
@@ -24,13 +24,13 @@ TEXTS = ["hello world", "  spaces\tand\ttabs\n\n", "naïve café 東京 😀👍
          "<|endoftext|> is text here", "def f(x):\n    return x ** 2\n"]
 
 
-def tokserve(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "service", *map(str, args)],
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tokserve.service", *map(str, args)],
                           capture_output=True, text=True, cwd=REPO, timeout=300)
 
 
 def imported(tmp_path: Path, source: Path, name: str, *extra: str) -> tuple[Path, str]:
-    out = tokserve("artifact", "import", source, "--name", name, "--version", "1",
+    out = run_cli("artifact", "import", source, "--name", name, "--version", "1",
                    "--out", tmp_path, *extra)
     assert out.returncode == 0, out.stderr
     directory, digest = out.stdout.split()
@@ -42,7 +42,7 @@ def test_import_rank_file_with_preset_prints_the_hash_and_matches_tiktoken(tmp_p
     tiktoken = pytest.importorskip("tiktoken")
     directory, digest = imported(tmp_path, BUNDLED / "cl100k_base/1/cl100k_base.tiktoken",
                                  "team-cl100k", "--preset", "cl100k_base")
-    tok = engine.load(str(directory))
+    tok = tokserve.load(str(directory))
     assert tok.hash == digest
     from tiktoken.load import load_tiktoken_bpe  # the reference, from the same local file
 
@@ -59,7 +59,7 @@ def test_import_hf_directory_matches_tokenizers(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     source = BUNDLED / "deepseek-v4/1"
     directory, digest = imported(tmp_path, source, "team-ds")
-    tok = engine.load(str(directory))
+    tok = tokserve.load(str(directory))
     assert tok.hash == digest
     manifest = json.loads((directory / "manifest.json").read_text())
     assert manifest["chat_templates"], "the config's chat template travels with the import"
@@ -73,7 +73,7 @@ def test_import_tekken_matches_mistral_common(tmp_path):
     source = shared_file("artifacts/mistral-tekken/tekken_240718.json")
     mistral = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
     directory, digest = imported(tmp_path, source, "team-tekken")
-    tok = engine.load(str(directory))
+    tok = tokserve.load(str(directory))
     assert tok.hash == digest
     ref = mistral.Tekkenizer.from_file(str(source))
     for text in TEXTS:
@@ -83,13 +83,13 @@ def test_import_tekken_matches_mistral_common(tmp_path):
 def test_verify_accepts_intact_and_names_the_tampered_file(tmp_path):
     directory, digest = imported(tmp_path, BUNDLED / "o200k_base/1/o200k_base.tiktoken",
                                  "team-o200k", "--preset", "o200k_base")
-    ok = tokserve("artifact", "verify", directory)
+    ok = run_cli("artifact", "verify", directory)
     assert ok.returncode == 0 and digest in ok.stdout
     rank_file = directory / "o200k_base.tiktoken"
     data = bytearray(rank_file.read_bytes())
     data[100] ^= 0x01  # one edited byte
     rank_file.write_bytes(bytes(data))
-    bad = tokserve("artifact", "verify", directory)
+    bad = run_cli("artifact", "verify", directory)
     assert bad.returncode == 2
     assert "o200k_base.tiktoken" in bad.stderr and "sha256" in bad.stderr
 
@@ -97,10 +97,10 @@ def test_verify_accepts_intact_and_names_the_tampered_file(tmp_path):
 def test_import_refuses_to_overwrite_a_version_and_bad_sources(tmp_path):
     src = BUNDLED / "cl100k_base/1/cl100k_base.tiktoken"
     imported(tmp_path, src, "once", "--preset", "cl100k_base")
-    again = tokserve("artifact", "import", src, "--name", "once", "--version", "1",
+    again = run_cli("artifact", "import", src, "--name", "once", "--version", "1",
                      "--out", tmp_path, "--preset", "cl100k_base")
     assert again.returncode == 2 and "Traceback" not in again.stderr
-    no_preset = tokserve("artifact", "import", src, "--name", "x", "--version", "1",
+    no_preset = run_cli("artifact", "import", src, "--name", "x", "--version", "1",
                          "--out", tmp_path)
     assert no_preset.returncode == 2 and "preset" in no_preset.stderr
 
@@ -108,7 +108,7 @@ def test_import_refuses_to_overwrite_a_version_and_bad_sources(tmp_path):
 def test_list_shows_bundled_and_extra_roots(tmp_path):
     imported(tmp_path, BUNDLED / "cl100k_base/1/cl100k_base.tiktoken", "listed",
              "--preset", "cl100k_base")
-    out = tokserve("artifact", "list", "--artifacts", BUNDLED, "--artifacts", tmp_path)
+    out = run_cli("artifact", "list", "--artifacts", BUNDLED, "--artifacts", tmp_path)
     assert out.returncode == 0
     refs = [line.split("\t")[0] for line in out.stdout.splitlines()]
     assert {"o200k_base@1", "cl100k_base@1", "deepseek-v4@1", "listed@1"} <= set(refs)
@@ -119,14 +119,14 @@ def test_train_through_the_cli_gives_a_verifiable_loadable_artifact(tmp_path):
     corpus.write_text(("the quick brown fox jumps over the lazy dog. " * 50 +
                        "<|endoftext|>" + "naïve café 東京 " * 30) * 4, encoding="utf-8")
     out = subprocess.run(
-        [sys.executable, "-m", "service", "train", "--corpus", str(corpus), "--vocab-size",
+        [sys.executable, "-m", "tokserve.service", "train", "--corpus", str(corpus), "--vocab-size",
          "300", "--special-tokens", "<|endoftext|>", "--pattern", "cl100k_base", "--name",
          "tiny", "--version", "1", "--out", str(tmp_path / "root"), "--no-progress",
          "--workers", "1"], capture_output=True, text=True, cwd=REPO, timeout=300)
     assert out.returncode == 0, out.stderr
     directory, digest = out.stdout.split()
-    assert tokserve("artifact", "verify", directory).returncode == 0
-    tok = engine.load(directory)
+    assert run_cli("artifact", "verify", directory).returncode == 0
+    tok = tokserve.load(directory)
     assert tok.hash == digest and tok.vocab_size == 300
     text = "the lazy fox<|endoftext|>東京"
     ids = tok.encode(text, special_tokens="allow")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from service.settings import Settings
+from tokserve.service.settings import Settings
 
 
 @pytest.fixture(scope="module")

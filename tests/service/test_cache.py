@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.cache import ResultCache
+from tokserve.service.cache import ResultCache
 
 
 def _key(i: int, text: str = "t") -> tuple:

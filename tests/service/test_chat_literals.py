@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from shared_files import shared_file
 
-from service.chat import render_chat
-from service.errors import ReservedLiteralInContent
+from tokserve.service.chat import render_chat
+from tokserve.service.errors import ReservedLiteralInContent
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
 TEMPLATES = SHARED / "templates"
@@ -23,13 +23,13 @@ TEMPLATES = SHARED / "templates"
 
 @pytest.fixture(scope="module")
 def ds():
-    engine = pytest.importorskip("engine")
+    engine = pytest.importorskip("tokserve")
     return engine.load("deepseek-v4")
 
 
 @pytest.fixture(scope="module")
 def qwen():
-    engine = pytest.importorskip("engine")
+    engine = pytest.importorskip("tokserve")
     return engine.load(str(shared_file("artifacts/qwen/qwen.tiktoken")), preset="qwen")
 
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.chat import render_chat
-from service.chat import environment as chat_env
-from service.chat.provenance import Traced, runs_of
+from tokserve.service.chat import render_chat
+from tokserve.service.chat import environment as chat_env
+from tokserve.service.chat.provenance import Traced, runs_of
 
 OID = 7
 
@@ -104,7 +104,7 @@ def test_compiled_once_per_hash(monkeypatch):
 
 @pytest.fixture(scope="module")
 def ds():
-    engine = pytest.importorskip("engine")
+    engine = pytest.importorskip("tokserve")
     return engine.load("deepseek-v4")
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from service.chat import RenderLimits, render_chat
-from service.errors import TemplateError
+from tokserve.service.chat import RenderLimits, render_chat
+from tokserve.service.errors import TemplateError
 
 MSGS = [{"role": "user", "content": "hi"}]
 SPECIALS = {"bos_token": "<s>", "eos_token": "</s>"}

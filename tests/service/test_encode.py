@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import engine
+import tokserve
 import pytest
 
 HASH_PREFIX = "sha256:"
@@ -92,7 +92,7 @@ def test_encode_batch_error_names_the_index(client):
 
 
 def test_encode_add_special_tokens_matches_engine(client, bundled):
-    tok = engine.load(str(bundled("deepseek-v4")))
+    tok = tokserve.load(str(bundled("deepseek-v4")))
     for flag in (False, True):
         body = client.post("/encode", json={"tokenizer": "deepseek-v4", "text": "Hi there",
                                             "add_special_tokens": flag}).json()

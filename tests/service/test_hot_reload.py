@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="needs POS
 
 def import_version(root: Path, name: str, version: str, preset: str) -> Path:
     out = subprocess.run(
-        [sys.executable, "-m", "service", "artifact", "import", str(RANKS[preset]),
+        [sys.executable, "-m", "tokserve.service", "artifact", "import", str(RANKS[preset]),
          "--preset", preset, "--name", name, "--version", version, "--out", str(root)],
         capture_output=True, text=True, cwd=REPO, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -54,7 +54,7 @@ class Server:
         if admin_token:
             env["TOKSERVE_ADMIN_TOKEN"] = admin_token
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--port", str(self.port),
+            [sys.executable, "-m", "tokserve.service", "serve", "--port", str(self.port),
              "--artifacts", str(root), "--log-level", "warning"],
             cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.client = httpx.Client(base_url=self.url, timeout=30)

@@ -6,13 +6,14 @@ import json
 import os
 
 import pytest
-from service import cli
-from service.settings import BUNDLED_ARTIFACTS, Settings
+from tokserve.service import cli
+from tokserve import bundled_root
+from tokserve.service.settings import Settings
 
 
 def test_settings_defaults_and_env(monkeypatch, tmp_path):
     s = Settings(_env_file=None)
-    assert s.default_tokenizer == "o200k_base" and s.bundled_artifacts == BUNDLED_ARTIFACTS
+    assert s.default_tokenizer == "o200k_base" and s.bundled_artifacts == bundled_root()
     assert s.auth_token is None and s.max_body_bytes > 0
     monkeypatch.setenv("TOKSERVE_ARTIFACTS", f"{tmp_path}/a{os.pathsep}{tmp_path}/b,{tmp_path}/c")
     monkeypatch.setenv("TOKSERVE_MAX_BATCH", "7")

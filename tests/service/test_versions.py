@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from service.registry import Registry, version_key
-from service.settings import Settings
+from tokserve.service.registry import Registry, version_key
+from tokserve.service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -116,9 +116,9 @@ def test_corrupted_artifact_is_refused_at_start_and_others_serve(tmp_path, bundl
     sock_port.bind(("127.0.0.1", 0))
     port = sock_port.getsockname()[1]
     sock_port.close()
-    env = {**os.environ, "TOKSERVE_BUNDLED_ARTIFACTS": "", "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "TOKSERVE_BUNDLED_ARTIFACTS": ""}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port),
+        [sys.executable, "-m", "tokserve.service", "serve", "--port", str(port),
          "--artifacts", str(tmp_path), "--default-tokenizer", "deepseek-v4"],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
