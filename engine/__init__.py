@@ -1,6 +1,16 @@
 """tokserve: exact, fast byte-level BPE tokenization (this package is the engine; no HTTP).
 
+tiktoken's API, so that ``import tokserve as tiktoken`` keeps existing code working:
+
     >>> import tokserve
+    >>> enc = tokserve.get_encoding("o200k_base")      # cached: loaded once per process
+    >>> enc.encode("hello world")
+    [24912, 2375]
+    >>> tokserve.encoding_for_model("gpt-4o").name
+    'o200k_base'
+
+The engine's own API (policies, offsets in any unit, BOS/EOS post-processing):
+
     >>> tok = tokserve.load("o200k_base")
     >>> ids = tok.encode("hello world")
     >>> tok.decode(ids)
@@ -21,6 +31,7 @@ from typing import Any
 from .artifact import Artifact as Artifact
 from .artifact import load_artifact
 from .errors import ArtifactError as ArtifactError
+from .errors import DisallowedSpecialToken as DisallowedSpecialToken
 from .errors import EngineError as EngineError
 from .errors import InputTooLarge as InputTooLarge
 from .errors import InvalidUtf8 as InvalidUtf8
@@ -35,6 +46,8 @@ from .tokenizer import Tokenizer as Tokenizer
 __version__ = "0.2.0"
 
 __all__ = [
+    "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
+    "Encoding", "DisallowedSpecialToken",
     "load", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
     "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
@@ -100,3 +113,11 @@ def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
     ).exists():
         path = latest_version(path)
     return Tokenizer(load_artifact(path, **options))
+
+
+# tiktoken's API (after ``load``, which it is built on)
+from .encoding import Encoding as Encoding  # noqa: E402
+from .encodings import encoding_for_model as encoding_for_model  # noqa: E402
+from .encodings import encoding_name_for_model as encoding_name_for_model  # noqa: E402
+from .encodings import get_encoding as get_encoding  # noqa: E402
+from .encodings import list_encoding_names as list_encoding_names  # noqa: E402

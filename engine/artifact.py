@@ -158,17 +158,36 @@ def load_tiktoken(
     bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
-    data = _read(path)
-    added = tuple(AddedToken(lit, tid) for lit, tid in specials.items())
+    return tiktoken_artifact(
+        _read(path), name=name or (preset.name if preset else path.stem), pattern=pattern,
+        special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
+
+
+def tiktoken_artifact(
+    data: bytes,
+    *,
+    name: str,
+    pattern: str,
+    special_tokens: dict[str, int],
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    add_bos_token: bool = False,
+) -> Artifact:
+    """An artifact from rank-file bytes (``base64(token) rank`` lines) already in memory.
+
+    ``load_tiktoken`` reads the file into this; ``tokserve.Encoding(mergeable_ranks=...)``
+    serializes a rank dict into it, so both reach the same C parser and the same hash.
+    """
+    added = tuple(AddedToken(lit, tid) for lit, tid in special_tokens.items())
     settings = {
         "format": "tiktoken",
         "pattern": pattern,
-        "special_tokens": specials,
-        "bos": bos,
-        "add_bos": add_bos,
+        "special_tokens": special_tokens,
+        "bos": bos_token,
+        "add_bos": add_bos_token,
     }
     return Artifact(
-        name=name or (preset.name if preset else path.stem),
+        name=name,
         format="tiktoken",
         reference="tiktoken",
         tokens=None,
@@ -178,13 +197,21 @@ def load_tiktoken(
         normalizer=None,
         pre_tokenizer={"type": "Pattern", "pattern": pattern},
         post_processor=None,
-        bos_token=bos,
-        eos_token=eos,
+        bos_token=bos_token,
+        eos_token=eos_token,
         pad_token=None,
-        add_bos_token=add_bos,
+        add_bos_token=add_bos_token,
         add_eos_token=False,
         hash=_content_hash(sha256_hex(data), settings),
         tiktoken_data=data,
+    )
+
+
+def rank_file_bytes(mergeable_ranks: dict[bytes, int]) -> bytes:
+    """``mergeable_ranks`` in the rank-file format (the inverse of tiktoken's loader)."""
+    return b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode("ascii") + b"\n"
+        for token, rank in sorted(mergeable_ranks.items(), key=lambda item: item[1])
     )
 
 

@@ -65,6 +65,28 @@ class SpecialTokenInText(EngineError):
         )
 
 
+class DisallowedSpecialToken(EngineError, ValueError):
+    """tiktoken-compatible API: the text holds a literal that ``disallowed_special`` names.
+
+    A ``ValueError``, as tiktoken raises, with tiktoken's advice; ``token`` is the literal.
+    """
+
+    code = "special_token_in_text"
+
+    def __init__(self, token: str, position: int) -> None:
+        super().__init__(
+            f"Encountered text corresponding to disallowed special token {_short(token)}.\n"
+            f"If you want this text to be encoded as a special token, pass it to "
+            f"`allowed_special`, e.g. `allowed_special={{{_short(token)}, ...}}`.\n"
+            f"If you want this text to be encoded as normal text, disable the check for "
+            f"this token by passing `disallowed_special=(enc.special_tokens_set - "
+            f"{{{_short(token)}}})`.\nTo disable this check for all special tokens, pass "
+            f"`disallowed_special=()`.\n",
+            token=token, position=position,
+        )
+        self.token = token
+
+
 class UnknownTokenId(EngineError):
     """Decode was given ids outside the vocabulary."""
 

@@ -27,6 +27,11 @@ O200K_PATTERN = "|".join(
     ]
 )
 
+# GPT-2's pattern as tiktoken writes it (possessive form, same pieces as the original
+# ``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``);
+# shared by gpt2, r50k_base, p50k_base and p50k_edit.
+R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+
 LLAMA3_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
     r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
@@ -91,7 +96,21 @@ class Preset:
     add_bos_token: bool = False
 
 
+_ENDOFTEXT_50K = {"<|endoftext|>": 50256}
+_FIM_50K = {"<|fim_prefix|>": 50281, "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}
+
 PRESETS: dict[str, Preset] = {
+    # The GPT-2/GPT-3 era encodings are not bundled (nobody bills on them any more) but
+    # import exactly: `tokserve artifact import --preset r50k_base r50k_base.tiktoken`.
+    # gpt2 is r50k_base's ranks (tiktoken builds it from GPT-2's encoder.json/vocab.bpe,
+    # which hold the same 50,256 tokens), so it imports from the same rank file.
+    "gpt2": Preset("gpt2", R50K_PATTERN, dict(_ENDOFTEXT_50K), eos_token="<|endoftext|>"),
+    "r50k_base": Preset("r50k_base", R50K_PATTERN, dict(_ENDOFTEXT_50K),
+                        eos_token="<|endoftext|>"),
+    "p50k_base": Preset("p50k_base", R50K_PATTERN, dict(_ENDOFTEXT_50K),
+                        eos_token="<|endoftext|>"),
+    "p50k_edit": Preset("p50k_edit", R50K_PATTERN, {**_ENDOFTEXT_50K, **_FIM_50K},
+                        eos_token="<|endoftext|>"),
     "cl100k_base": Preset(
         "cl100k_base",
         CL100K_PATTERN,

@@ -289,6 +289,16 @@ class Tokenizer:
         """Every special/added literal in ``text`` as ``(literal, char index)``."""
         return [(m.literal, m.start) for m in self._literals(self._prepare(text)[0], None)]
 
+    def pre_tokenize(self, text: str) -> list[str]:
+        """The pre-tokenizer's pieces of ordinary ``text`` (no added-token scan, no
+        normalizer): what the BPE model merges one at a time."""
+        return [piece for piece, _ in self._pre.split(self._prepare(text)[0])]
+
+    def encode_piece(self, data: bytes) -> list[int]:
+        """Merge ``data`` as ONE piece, with no pre-tokenization (tiktoken's
+        ``_encode_single_piece``; bytes need not be valid UTF-8)."""
+        return self._model.encode_piece(data)
+
     # ================================================================ decoding
 
     def decode(self, ids: Sequence[int], errors: Errors = "replace",

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..presets import PRESETS
+
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     art = sub.add_parser("artifact", help="import, verify and list artifact versions")
@@ -33,7 +35,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--version", required=True)
     imp.add_argument("--out", type=Path, default=Path("artifacts"), metavar="ROOT",
                      help="artifact root (default: ./artifacts)")
-    imp.add_argument("--preset", help="cl100k_base, o200k_base, llama3 or qwen (rank files)")
+    imp.add_argument("--preset", choices=sorted(PRESETS),
+                     help="pattern and special tokens of a known rank file")
     imp.add_argument("--pattern", help="pre-tokenizer regex (rank files without a preset)")
     imp.add_argument("--special-tokens", type=json.loads, metavar="JSON",
                      help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
