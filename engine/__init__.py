@@ -48,10 +48,25 @@ __version__ = "0.2.0"
 __all__ = [
     "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
     "Encoding", "DisallowedSpecialToken",
-    "load", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
+    "load", "build_info", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
     "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
 ]
+
+
+def build_info() -> dict[str, str]:
+    """What this installation runs: the package version and the engine build.
+
+    ``engine`` is ``compiled`` when every Cython extension is a built native module, else
+    ``fallback`` (the pre-tokenizer's compiled scanner failed to import, so every pattern
+    runs through the ``regex`` module: same ids, slower). ``tokserve --version`` prints
+    it; the service exports it as a metric label.
+    """
+    from . import _bpe, pre_tokenizer
+
+    native = Path(_bpe.__file__).suffix in (".so", ".pyd")
+    compiled = native and pre_tokenizer._scan is not None
+    return {"version": __version__, "engine": "compiled" if compiled else "fallback"}
 
 
 def bundled_root() -> Path:

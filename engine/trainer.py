@@ -79,33 +79,39 @@ def resolve_pattern(pattern: str) -> str:
 
 
 class _Progress:
-    """A one-line progress bar on stderr, redrawn at most five times a second."""
+    """Progress on stderr: a bar redrawn in place (at most five times a second) when
+    stderr is a terminal, else a plain line every 10 seconds and one at the end, so
+    logs and CI output never receive carriage-return frames."""
 
     def __init__(self, label: str, total: int, enabled: bool, unit: str = "") -> None:
         self.label, self.total, self.enabled, self.unit = label, max(total, 1), enabled, unit
+        self.tty = enabled and sys.stderr.isatty()
+        self.interval = 0.2 if self.tty else 10.0
         self.done = 0
-        self._last = 0.0
-        self._start = time.monotonic()
+        self._start = self._last = time.monotonic()
 
     def update(self, n: int) -> None:
         self.done += n
-        if self.enabled and time.monotonic() - self._last >= 0.2:
+        if self.enabled and time.monotonic() - self._last >= self.interval:
             self._draw()
 
     def _draw(self) -> None:
         self._last = time.monotonic()
         frac = min(self.done / self.total, 1.0)
-        bar = "#" * int(frac * 30)
-        elapsed = self._last - self._start
-        sys.stderr.write(f"\r{self.label:<9} [{bar:<30}] {frac * 100:5.1f}% "
-                         f"{self.done}/{self.total}{self.unit} {elapsed:6.1f}s")
+        status = (f"{frac * 100:5.1f}% {self.done}/{self.total}{self.unit} "
+                  f"{self._last - self._start:6.1f}s")
+        if self.tty:
+            sys.stderr.write(f"\r{self.label:<9} [{'#' * int(frac * 30):<30}] {status}")
+        else:
+            sys.stderr.write(f"tokserve train: {self.label} {status.strip()}\n")
         sys.stderr.flush()
 
     def close(self) -> None:
         if self.enabled:
             self._draw()
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+            if self.tty:
+                sys.stderr.write("\n")
+                sys.stderr.flush()
 
 
 # ------------------------------------------------------------------ counting

@@ -8,7 +8,6 @@ read at import time.
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .. import bundled_root
+from .roots import DEFAULT_TOKENIZER, split_roots
 
 
 
@@ -42,7 +42,7 @@ class Settings(BaseSettings):
         "by default `tokserve serve` refuses to start with nothing to serve.",
     )
     default_tokenizer: str = Field(
-        default="o200k_base", description="Used when a request names no tokenizer."
+        default=DEFAULT_TOKENIZER, description="Used when a request names no tokenizer."
     )
 
     # --- limits ----------------------------------------------------------------------
@@ -87,10 +87,7 @@ class Settings(BaseSettings):
     @field_validator("artifacts", mode="before")
     @classmethod
     def _split_roots(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            parts = value.replace(",", os.pathsep).split(os.pathsep)
-            return [p.strip() for p in parts if p.strip()]
-        return value
+        return split_roots(value) if isinstance(value, str) else value
 
     @field_validator("bundled_artifacts", "auth_token", "admin_token", mode="before")
     @classmethod

@@ -285,8 +285,40 @@ def test_cli_main(tmp_path, capsys):
     assert out.splitlines()[0] == str(vdir)
     tok = tokserve.load(vdir)
     assert out.splitlines()[1] == tok.hash
-    assert "merging" in err and "counting" in err  # the progress bar goes to stderr
+    assert "merging" in err and "counting" in err  # progress goes to stderr
+    # captured stderr is not a terminal: plain lines, no carriage-return frames
+    assert "\r" not in err
+    assert all(line.startswith("tokserve train: ") for line in err.splitlines())
     assert tok.manifest["pattern"] == T.resolve_pattern("qwen")
+
+
+def test_progress_bar_redraws_in_place_only_on_a_terminal(tmp_path):
+    """A real pseudo-terminal as stderr: the trainer draws its bar with carriage returns."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    path = write(tmp_path, "c.txt", corpus(2, 8000))
+    primary, secondary = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-P", "-c", "import sys, tokserve.trainer as T; "
+         "sys.exit(T.main(sys.argv[1:]))", "--corpus", path, "--vocab-size", "400",
+         "--name", "tty", "--version", "1", "--out", str(tmp_path / "root")],
+        stdout=subprocess.PIPE, stderr=secondary, timeout=120)
+    os.close(secondary)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(primary)
+    assert proc.returncode == 0
+    assert b"\r" in drawn and b"merging" in drawn
 
 
 def test_progress_can_be_disabled(tmp_path, capsys):

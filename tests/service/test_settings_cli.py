@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
-from tokserve.service import cli
+
+import tokserve
 from tokserve import bundled_root
+from tokserve.service.roots import default_from_env, roots_from_env
 from tokserve.service.settings import Settings
+
+#: the console script installed beside this interpreter
+TOKSERVE = shutil.which("tokserve", path=str(Path(sys.executable).parent)) or "tokserve"
 
 
 def test_settings_defaults_and_env(monkeypatch, tmp_path):
@@ -25,31 +34,76 @@ def test_settings_defaults_and_env(monkeypatch, tmp_path):
     assert s.artifact_roots() == [tmp_path / "a", tmp_path / "b", tmp_path / "c"]
 
 
-@pytest.fixture
-def text_file(tmp_path, bundled):
-    bundled("o200k_base")
+@pytest.mark.parametrize("env", [
+    {},
+    {"TOKSERVE_BUNDLED_ARTIFACTS": ""},
+    {"TOKSERVE_BUNDLED_ARTIFACTS": "/x", "TOKSERVE_ARTIFACTS": f"/a{os.pathsep}/b, /c"},
+    {"TOKSERVE_ARTIFACTS": " , "},
+])
+def test_cli_roots_rule_is_the_settings_rule(monkeypatch, env):
+    """The one-shot commands read roots without pydantic; both must agree."""
+    for key in ("TOKSERVE_BUNDLED_ARTIFACTS", "TOKSERVE_ARTIFACTS"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert roots_from_env() == Settings(_env_file=None).artifact_roots()
+    assert default_from_env() == Settings(_env_file=None).default_tokenizer
+
+
+def run(*args: str, stdin: str | None = None, cwd=None, env=None) -> subprocess.CompletedProcess:
+    """The installed console script, as a user runs it."""
+    return subprocess.run([TOKSERVE, *args], input=stdin, capture_output=True, text=True,
+                          timeout=60, cwd=cwd, env=env)
+
+
+def test_text_arguments_stdin_and_file(tmp_path, o200k):
+    assert run("count", "hello world", "--tokenizer", "o200k_base").stdout == "2\n"
+    assert run("count", "hello", "world").stdout == "2\n"  # arguments joined by a space
+    assert run("count", "-", stdin="hello world").stdout == "2\n"
+    assert run("count", stdin="hello world").stdout == "2\n"
     path = tmp_path / "in.txt"
     path.write_text("hello world", encoding="utf-8")
-    return path
-
-
-def test_cli_count_encode_decode(text_file, capsys, o200k):
-    assert cli.main(["count", str(text_file)]) == 0
-    assert capsys.readouterr().out.strip() == "2"
-    assert cli.main(["encode", str(text_file), "--tokenizer", "o200k_base@1"]) == 0
-    ids = json.loads(capsys.readouterr().out)
+    assert run("count", "--file", str(path)).stdout == "2\n"
+    # a text that happens to be a file name is still text
+    assert run("count", str(path), cwd=tmp_path).stdout == f"{o200k.count(str(path))}\n"
+    ids = json.loads(run("encode", "hello world", "--tokenizer", "o200k_base@1").stdout)
     assert ids == o200k.encode("hello world")
-    ids_file = text_file.with_suffix(".ids")
-    ids_file.write_text(" ".join(map(str, ids)))
-    assert cli.main(["decode", str(ids_file)]) == 0
-    assert capsys.readouterr().out == "hello world"
-    assert cli.main(["encode", str(text_file), "--offsets", "utf16"]) == 0
-    assert json.loads(capsys.readouterr().out)["offsets"] == [[0, 5], [5, 11]]
+    assert run("decode", *map(str, ids)).stdout == "hello world"
+    assert run("decode", stdin=json.dumps(ids)).stdout == "hello world"
+    out = json.loads(run("encode", "hello world", "--offsets", "utf16").stdout)
+    assert out["offsets"] == [[0, 5], [5, 11]]
 
 
-def test_cli_errors_are_typed_and_exit_2(text_file, capsys):
-    text_file.write_text("<|endoftext|>")
-    assert cli.main(["count", str(text_file)]) == 2
-    assert "special_token_in_text" in capsys.readouterr().err
-    assert cli.main(["count", str(text_file), "--tokenizer", "nope"]) == 2
-    assert "tokenizer_not_found" in capsys.readouterr().err
+def test_version_names_the_engine_build():
+    done = run("--version")
+    info = tokserve.build_info()
+    assert done.returncode == 0
+    assert done.stdout == f"tokserve {tokserve.__version__} (engine: {info['engine']})\n"
+    assert info["engine"] == "compiled"  # the test install builds the extensions
+
+
+def test_one_shot_loads_only_the_tokenizer_it_uses(tmp_path):
+    broken = tmp_path / "broken" / "1"
+    broken.mkdir(parents=True)
+    (broken / "manifest.json").write_text("{not json")
+    env = {**os.environ, "TOKSERVE_ARTIFACTS": str(tmp_path)}
+    done = run("count", "hello world", "--tokenizer", "cl100k_base", env=env)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "2\n", "")
+    done = run("count", "hello", "--tokenizer", "broken", env=env)
+    assert done.returncode == 2 and "broken" in done.stderr
+
+
+def test_cli_errors_are_typed_and_exit_2(tmp_path):
+    done = run("count", "<|endoftext|>")
+    assert done.returncode == 2 and "special_token_in_text" in done.stderr
+    done = run("count", "x", "--tokenizer", "nope")
+    assert done.returncode == 2 and "tokenizer_not_found" in done.stderr
+    assert "o200k_base" in done.stderr  # names what exists
+    path = tmp_path / "in.txt"
+    path.write_text("x")
+    done = run("count", "x", "--file", str(path))
+    assert done.returncode == 2 and "not both" in done.stderr
+    done = run("count", "--file", str(tmp_path / "missing.txt"))
+    assert done.returncode == 2 and "missing.txt" in done.stderr
+    done = run("decode", "12", "abc")
+    assert done.returncode == 2 and "abc" in done.stderr
