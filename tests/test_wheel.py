@@ -72,7 +72,8 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
             assert f"tokserve/artifacts/{name}/1/{fname}" in names
     for module in ("_bpe", "_offsets", "_scan", "_trainer"):
         assert any(n.startswith(f"tokserve/{module}.") and n.endswith(".so") for n in names)
-    for needed in ("tokserve/py.typed", "tokserve/service/static/index.html",
+    for needed in ("tokserve/py.typed", "tokserve/models.json", "tokserve/client/__init__.py",
+                   "tokserve/service/static/index.html",
                    "tokserve/service/chat/render.py", "tokserve/service/routes/health.py"):
         assert needed in names
     leftovers = [n for n in names if n.endswith((".pyx", ".cpp", ".c", ".h", ".o"))]
@@ -120,6 +121,19 @@ def test_installed_wheel_serves_the_bundled_tokenizers_with_no_configuration(ven
         assert listed["default"] == "o200k_base@1"
         r = httpx.post(url + "/count", json={"text": "hello world"})
         assert r.status_code == 200 and r.json()["count"] == 2
+        # the installed client and tiktoken API, and the one-shot CLI, from the same dir
+        code = ("import tokserve, tokserve.client as c; "
+                f"remote = c.Client({url!r}).get_encoding('cl100k_base'); "
+                "local = tokserve.encoding_for_model('gpt-4'); "
+                "assert remote.encode('hello world') == local.encode('hello world') "
+                "== [15339, 1917]")
+        subprocess.run([str(venv / "bin" / "python"), "-c", code], cwd=tmp_path,
+                       env=_clean_env(), check=True, timeout=60)
+        one_shot = subprocess.run(
+            [str(venv / "bin" / "tokserve"), "count", "hello world", "--tokenizer",
+             "o200k_base"], cwd=tmp_path, env=_clean_env(), capture_output=True, text=True,
+            timeout=60)
+        assert one_shot.stdout == "2\n", one_shot.stderr
     finally:
         proc.terminate()
         proc.wait(timeout=30)
