@@ -2,7 +2,7 @@
 
     python benchmarks/service_bench.py [--duration 10] [--connections 16] [--workers 1]
 
-Starts both servers on loopback (ours via ``python -m service serve``; the baseline is
+Starts both servers on loopback (ours via ``python -m tokserve.service serve``; the baseline is
 written to a temp file by this script: the service a team would write in an afternoon —
 FastAPI, a pydantic body model, tiktoken loaded from the same bundled rank file, default
 JSON responses, ``async def`` handlers). Both run under the same uvicorn with the same

@@ -46,6 +46,24 @@ def raising_template_root(tmp_path, bundled):
     return tmp_path
 
 
+def run_async(main) -> None:
+    """``asyncio.run(main())`` on a thread of its own: other suites (the browser tests'
+    sync Playwright API) may leave an event loop running on this thread."""
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            asyncio.run(main())
+        except BaseException as e:  # noqa: BLE001 - re-raised on the test's thread
+            failure.append(e)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+
+
 @pytest.fixture(scope="module")
 def strict(live_server, bundled, tmp_path_factory):
     root = raising_template_root(tmp_path_factory.mktemp("roots"), bundled)
@@ -121,7 +139,7 @@ def test_every_endpoint_async(server, o200k):
             assert (await c.encode(texts=["x"])).results[0].count == 1
             assert await c.decode(batch_ids=[[24912]]) == ["hello"]
             assert await c.count(messages=MSGS, tokenizer="deepseek-v4") == chat.count
-    asyncio.run(main())
+    run_async(main)
 
 
 def test_remote_encoding_is_the_local_encoding(sync):
@@ -160,7 +178,7 @@ def test_remote_encoding_async(server):
             assert await remote.count("hello world") == 2
             with pytest.raises(tc.SpecialTokenInText):
                 await remote.encode(text)
-    asyncio.run(main())
+    run_async(main)
 
 
 # ============================================================================ errors
@@ -255,7 +273,7 @@ def test_every_error_code_async(strict):
         async with tc.AsyncClient(strict.url) as anonymous:
             with pytest.raises(tc.Unauthorized):
                 await anonymous.count("x")
-    asyncio.run(main())
+    run_async(main)
 
 
 def test_503_from_an_empty_server_is_retried_then_raised(empty):
@@ -272,7 +290,7 @@ def test_503_from_an_empty_server_is_retried_then_raised(empty):
         async with tc.AsyncClient(empty.url, retries=1, backoff=0.01) as c:
             with pytest.raises(tc.Unavailable):
                 await c.health()
-    asyncio.run(main())
+    run_async(main)
 
 
 class _Draining(http.server.BaseHTTPRequestHandler):
@@ -338,7 +356,7 @@ def test_connection_errors_are_retried_with_backoff_then_typed():
         async with tc.AsyncClient(url, retries=0) as c:
             with pytest.raises(tc.TokserveConnectionError):
                 await c.count("x")
-    asyncio.run(main())
+    run_async(main)
 
 
 def test_unknown_codes_keep_everything_the_server_said():
