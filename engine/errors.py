@@ -98,7 +98,7 @@ class UnknownTokenId(EngineError):
         super().__init__(
             f"unknown token id(s) {shown}{more}; valid ids are the vocabulary's "
             f"(vocab_size={vocab_size})",
-            ids=ids[:100],
+            ids=ids,  # every one: the service caps what it echoes, with the total
         )
 
 

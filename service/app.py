@@ -13,6 +13,8 @@ from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
+from fastapi_offline import FastAPIOffline
 
 from . import __version__
 from .cache import ResultCache
@@ -20,8 +22,9 @@ from .errors import NoTokenizers, TokenizerNotFound, install_error_handlers
 from .metrics import Metrics
 from .middleware import ServiceMiddleware
 from .registry import Registry
+from .openapi import build as build_openapi
+from .operations import DOCS_STATIC, install_routes
 from .reload import install_sighup
-from .routes import ROUTERS
 from .serving import ServiceState
 from .settings import Settings, get_settings
 
@@ -78,15 +81,23 @@ def create_app(settings: Settings | None = None) -> ServiceMiddleware:
         finally:
             uninstall_sighup()
 
-    app = FastAPI(
+    # /docs and /redoc with their assets served from the package (fastapi-offline ships
+    # them): no CDN, so the page works on an offline or locked-down host.
+    app = FastAPIOffline(
         title="tokserve",
         version=__version__,
-        summary="Exact byte-level BPE tokenization over versioned artifacts.",
         lifespan=lifespan,
+        static_url=DOCS_STATIC,
+        redirect_slashes=False,  # /encode/ is a 404, never a redirect that drops a POST
     )
     install_error_handlers(app)
-    for router in ROUTERS:
-        app.include_router(router)
+    install_routes(app)
+    for route in app.routes:  # HEAD wherever GET is (RFC 9110 §9.3.2), docs pages too
+        if isinstance(route, APIRoute) and "GET" in route.methods:
+            route.methods.add("HEAD")
+    document = build_openapi(__version__, auth=settings.auth_token is not None,
+                             admin=settings.admin_token is not None)
+    app.openapi = lambda: document  # type: ignore[method-assign]
     return ServiceMiddleware(app, settings=settings, metrics=metrics)
 
 

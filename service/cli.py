@@ -63,6 +63,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--allow-empty", action="store_true", default=None,
                        help="start even when no tokenizer artifact loads (503 until reload)")
     serve.add_argument("--log-level", default=None)
+    serve.add_argument("--cors-origins", default=None, metavar="ORIGINS",
+                       help="comma-separated origins whose pages may call the API "
+                            "(default: none, no CORS headers)")
     for name, help_text in _LIMIT_FLAGS.items():
         serve.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=help_text)
 
@@ -98,6 +101,8 @@ def _export_env(args: argparse.Namespace) -> None:
         os.environ["TOKSERVE_DEFAULT_TOKENIZER"] = args.default_tokenizer
     if getattr(args, "log_level", None):
         os.environ["TOKSERVE_LOG_LEVEL"] = args.log_level
+    if getattr(args, "cors_origins", None):
+        os.environ["TOKSERVE_CORS_ORIGINS"] = args.cors_origins
     if getattr(args, "allow_empty", None):
         os.environ["TOKSERVE_ALLOW_EMPTY"] = "1"
     for name in _LIMIT_FLAGS:

@@ -63,6 +63,14 @@ class InvalidRequest(ServiceError):
     code = "invalid_request"
 
 
+class UnsupportedMediaType(ServiceError):
+    """A JSON route got a body that is not declared ``application/json`` (or ``+json``)
+    in UTF-8. Refusing it closes the browser's "simple request" route: a web page cannot
+    POST JSON cross-origin without a CORS preflight, which the server can refuse."""
+
+    code = "unsupported_media_type"
+
+
 class InvalidJson(InvalidRequest):
     """The body is not JSON at all (or not a JSON object)."""
 
@@ -118,6 +126,7 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     TemplateError: 400,
     ReservedLiteralInContent: 400,
     PayloadTooLarge: 413,
+    UnsupportedMediaType: 415,
     InvalidRequest: 422,
     Unauthorized: 401,
     Forbidden: 403,
@@ -150,10 +159,42 @@ def dumps(obj: object) -> bytes:
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
 
 
+#: Bounds on what an error body echoes: each string (a caller's tokenizer name, a
+#: literal, a JSON key) at most MAX_ECHO characters, each list at most MAX_LIST items
+#: (with ``<name>_total`` giving the full count), the message at most MAX_MESSAGE.
+MAX_ECHO = 256
+MAX_LIST = 50
+MAX_MESSAGE = 1024
+
+
+def shorten(value: object, limit: int = MAX_ECHO) -> str:
+    """``repr``-like text of a caller value for a message, at most ``limit`` chars."""
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _bounded(value: object) -> object:
+    if isinstance(value, str):
+        return shorten(value)
+    if isinstance(value, dict):
+        out: dict[str, object] = {}
+        for key, item in value.items():
+            out[shorten(str(key))] = _bounded(item)
+            if isinstance(item, (list, tuple)) and len(item) > MAX_LIST:
+                out[f"{shorten(str(key))}_total"] = len(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_bounded(item) for item in value[:MAX_LIST]]
+    return value
+
+
 def error_response(
     status: int, code: str, message: str, headers: dict[str, str] | None = None, **details: object
 ) -> Response:
-    body = {"error": {"code": code, "message": message, **details}}
+    """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
+    unbounded amount of what the caller sent."""
+    body = {"error": {"code": code, "message": shorten(message, MAX_MESSAGE),
+                      **_bounded(details)}}
     return Response(dumps(body), status_code=status, media_type="application/json",
                     headers=headers)
 
@@ -166,12 +207,12 @@ def _validation_details(errors: list[dict]) -> list[dict]:
     ]
 
 
-def _validation_message(details: list[dict]) -> str:
+def _validation_message(details: list[dict], total: int) -> str:
     if not details:
         return "request does not match the schema"
     first = details[0]
-    where = ".".join(str(p) for p in first["loc"] if p != "body") or "body"
-    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    where = ".".join(shorten(str(p), 64) for p in first["loc"] if p != "body") or "body"
+    more = f" (and {total - 1} more)" if total > 1 else ""
     return f"invalid request at {where}: {first['msg']}{more}"
 
 
@@ -188,9 +229,10 @@ def response_for(exc: BaseException, path: str, request_id: str) -> Response:
             log.error("%s on %s: %s", exc.code, path, exc.message)
         return error_response(status, exc.code, exc.message, headers, **exc.details)
     if isinstance(exc, (ValidationError, RequestValidationError)):
-        details = _validation_details(list(exc.errors()))
-        return error_response(422, "invalid_request", _validation_message(details),
-                              errors=details)
+        errors = list(exc.errors())
+        details = _validation_details(errors)
+        return error_response(422, "invalid_request", _validation_message(details, len(errors)),
+                              errors=details, errors_total=len(errors))
     log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
     return internal_error_response(request_id)
 

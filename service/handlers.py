@@ -1,8 +1,8 @@
 """The POST operations, each ``async (state, raw body) -> JSON bytes``.
 
-One implementation serves both ways a request can arrive: the FastAPI routes in
-``routes/operations.py`` (which give the OpenAPI schema, and handle anything unusual) and
-the middleware's direct dispatch of these paths (``middleware._direct``), which skips the
+One implementation serves both ways a request can arrive: the FastAPI routes built from
+the operation table (``operations.py``, which also lists these paths) and the
+middleware's direct dispatch of these paths (``middleware._direct``), which skips the
 framework's routing and middleware layers on the hot path. Both raise the same typed
 exceptions and map them through ``errors.response_for``, so a request gets the same
 answer whichever way it takes.
@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from .deps import parse_json
 from .errors import dumps
 from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
 from .serving import (
@@ -33,21 +32,21 @@ _ALWAYS_OFFLOAD = 1 << 62
 
 
 async def encode(state: ServiceState, raw: bytes) -> bytes:
-    req = parse_json(raw, EncodeRequest)
+    req = await state.parse(raw, EncodeRequest)
     entry = state.registry.resolve(req.tokenizer)
     size = check_encode_limits(state, req)
     return await state.run(lambda: encode_body(state, entry, req), size)
 
 
 async def decode(state: ServiceState, raw: bytes) -> bytes:
-    req = parse_json(raw, DecodeRequest)
+    req = await state.parse(raw, DecodeRequest)
     entry = state.registry.resolve(req.tokenizer)
     size = check_decode_limits(state, req)
     return await state.run(lambda: decode_body(state, entry, req), size)
 
 
 async def count(state: ServiceState, raw: bytes) -> bytes:
-    req = parse_json(raw, CountRequest)
+    req = await state.parse(raw, CountRequest)
     entry = state.registry.resolve(req.tokenizer)
     if req.messages is not None:
         return dumps(await state.run(lambda: render(state, entry, req, for_count=True),
@@ -64,15 +63,6 @@ async def count(state: ServiceState, raw: bytes) -> bytes:
 
 
 async def render_chat(state: ServiceState, raw: bytes) -> bytes:
-    req = parse_json(raw, RenderChatRequest)
+    req = await state.parse(raw, RenderChatRequest)
     entry = state.registry.resolve(req.tokenizer)
     return dumps(await state.run(lambda: render(state, entry, req), _ALWAYS_OFFLOAD))
-
-
-#: path -> operation, for the middleware's direct dispatch.
-BY_PATH: dict[str, Handler] = {
-    "/encode": encode,
-    "/decode": decode,
-    "/count": count,
-    "/render_chat": render_chat,
-}

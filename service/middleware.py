@@ -2,87 +2,90 @@
 
 In order, for every HTTP request:
 
-1. a request id (client's ``X-Request-ID`` or a fresh one), echoed in the response;
-2. bearer auth when ``auth_token`` is set (every path but ``/healthz``, the playground
-   page and ``/admin/*``, which has its own token) → 401;
+1. a request id (the client's ``X-Request-ID`` when it is a short token, else a fresh
+   one), echoed in the response;
+2. bearer auth when ``auth_token`` is set (every operation the table does not mark open)
+   → 401;
 3. the body limit: a ``Content-Length`` over ``max_body_bytes`` is answered 413 without
    reading a byte; a chunked body is counted as it streams and the read that crosses the
    limit raises ``PayloadTooLarge`` (→ 413) before anything is parsed;
-4. metrics: one request/latency observation per response, labelled by route template;
-5. a last-resort guard: an exception escaping the app becomes a 500 with the request id
-   (logged with its traceback server-side, never sent to the client);
-6. direct dispatch of the hot POST routes (/encode, /decode, /count, /render_chat) to
-   ``tokserve.service.handlers``, skipping the framework's routing and middleware layers; every
-   other request (and OpenAPI) goes through FastAPI.
+4. the fast lane: the hot POST operations of the table (``operations.direct_handlers``)
+   are served here, skipping the framework's routing and middleware layers, after their
+   ``Content-Type`` is checked (JSON in UTF-8, else 415); every other request goes
+   through FastAPI;
+5. metrics: one request/latency observation per response, labelled by route template;
+6. a last-resort guard: an exception escaping the app becomes a 500 with the request id
+   (logged with its traceback server-side, never sent to the client).
 
 Pure ASGI rather than ``BaseHTTPMiddleware``: no extra task per request, no body
-buffering, and it can refuse a body before it is received.
+buffering, and it can refuse a body before it is received. The fast lane is measured
+against a bare ASGI app that answers a constant (benchmarks/service_bench.py), so it
+reads the headers in one pass and sends its answer without wrappers.
 """
 
 from __future__ import annotations
 
-import hmac
 import logging
+import os
+import re
 import time
-import uuid
+from itertools import count
 from typing import Any
 
-from starlette.requests import ClientDisconnect
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
-from .errors import PayloadTooLarge, error_response, internal_error_response, response_for
-from .handlers import BY_PATH, Handler
-from .serving import ServiceState
+from .auth import token_matches
+from .errors import (PayloadTooLarge, UnsupportedMediaType, error_response,
+                     internal_error_response, response_for)
+from .handlers import Handler
 from .metrics import Metrics
+from .operations import direct_handlers, open_paths
 from .settings import Settings
 
 log = logging.getLogger("tokserve.http")
 
-# The playground page and its assets carry no data; the page asks for the bearer token
-# itself and sends it on every API call. /admin/* checks its own, separate admin token
-# (routes/admin.py).
-_OPEN_PATHS = frozenset({
-    "/healthz", "/", "/playground", "/playground/playground.js", "/playground/playground.css",
-})
+# The operations marked open in the table (health, the playground page and its assets,
+# /admin/* which checks its own admin token) and the API docs carry no data; the page
+# asks for the bearer token itself and sends it on every API call.
+_OPEN_PATHS, _OPEN_PREFIXES = open_paths()
+_DIRECT = direct_handlers()
+
+#: A caller's X-Request-ID is kept when it is a short token of these characters (so it
+#: can go into logs and headers as it is); anything else is replaced by a fresh id.
+_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:/+=@-]{1,128}")
 
 
-_JSON_HEADERS = [(b"content-type", b"application/json")]
+class RequestIds:
+    """Fresh request ids: a random per-process prefix and a counter (unique across
+    workers and restarts; no system call per request, as ``uuid4`` makes)."""
+
+    def __init__(self) -> None:
+        self._prefix = os.urandom(6).hex()
+        self._next = count(1).__next__
+
+    def __call__(self) -> str:
+        return f"{self._prefix}-{self._next():x}"
 
 
-async def _direct(handler: Handler, state: ServiceState, scope: Scope, receive: Receive,
-                  send: Send, request_id: str) -> None:
-    """Serve a hot POST route without the framework's routing and middleware layers.
-
-    Measured with benchmarks/service_bench.py: those layers cost more per request than
-    counting a 1 KB text. The operation and the error mapping are the very ones the
-    FastAPI routes use (``handlers``, ``errors.response_for``).
-    """
-    chunks: list[bytes] = []
-    try:
-        while True:
-            message = await receive()  # the limit guard raises PayloadTooLarge here
-            if message["type"] == "http.disconnect":
-                raise ClientDisconnect()
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = await handler(state, b"".join(chunks))
-    except ClientDisconnect:
-        raise
-    except Exception as exc:  # noqa: BLE001 - mapped exactly as the routes' handlers do
-        await response_for(exc, scope["path"], request_id)(scope, receive, send)
-        return
-    await send({"type": "http.response.start", "status": 200,
-                "headers": _JSON_HEADERS + [(b"content-length", b"%d" % len(body))]})
-    await send({"type": "http.response.body", "body": body})
-
-
-def _header(scope: Scope, name: bytes) -> bytes | None:
-    for key, value in scope["headers"]:
-        if key == name:
-            return value
-    return None
+def json_media_type(value: bytes | None) -> bool:
+    """``application/json`` or ``application/<x>+json``, with a charset (if any) of
+    UTF-8: what the JSON routes accept (RFC 8259 §8.1: JSON exchanged between systems
+    is UTF-8)."""
+    if not value:
+        return False
+    kind, *params = value.decode("latin-1").lower().split(";")
+    kind = kind.strip()
+    if kind != "application/json" and not (kind.startswith("application/")
+                                           and kind.endswith("+json")):
+        return False
+    for param in params:
+        name, _, val = param.strip().partition("=")
+        if name.strip() == "charset" and val.strip().strip('"') not in ("utf-8", "utf8"):
+            return False
+    return True
 
 
 class ServiceMiddleware:
@@ -90,72 +93,145 @@ class ServiceMiddleware:
 
     def __init__(self, app: FastAPI, settings: Settings, metrics: Metrics) -> None:
         self.app = app
+        # CORS only when origins are configured: Starlette's middleware, outermost, so it
+        # answers preflights itself and adds its headers to every response of ours.
+        self._entry = self._serve if not settings.cors_origins else CORSMiddleware(
+            self._serve, allow_origins=settings.cors_origins,
+            allow_methods=["GET", "HEAD", "POST"],
+            allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
+            expose_headers=["X-Request-ID"], max_age=600)
         self.max_body = settings.max_body_bytes
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
-        self.expected_auth = f"Bearer {token}".encode() if token else None
+        self.expected_auth = token.encode() if token else None
         self.metrics = metrics
+        self.new_request_id = RequestIds()
+        self._json_types: dict[bytes, bool] = {}  # Content-Type value -> accepted (memo)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._entry(scope, receive, send)
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()
-        rid_raw = _header(scope, b"x-request-id")
-        rid = rid_raw.decode("latin-1")[:128] if rid_raw else uuid.uuid4().hex
+        rid = content_type = authorization = length = None
+        for key, value in scope["headers"]:  # one pass over the headers we read
+            if key == b"content-type":
+                content_type = value
+            elif key == b"content-length":
+                length = value
+            elif key == b"x-request-id":
+                rid = value
+            elif key == b"authorization":
+                authorization = value
+        rid = rid.decode() if rid is not None and _REQUEST_ID.fullmatch(rid) else \
+            self.new_request_id()
         scope["tokserve.request_id"] = rid
-        rid_header = (b"x-request-id", rid.encode("latin-1"))
-        state: dict[str, Any] = {"status": 500, "started": False}
+        path = scope["path"]
+        handler = _DIRECT.get(path) if scope["method"] == "POST" else None
+        endpoint = path if handler is not None else "unmatched"
+        status = 500
+        try:
+            refusal = self._refuse(path, authorization, length)
+            if refusal is None and handler is not None and not self._accepts(content_type):
+                refusal = error_response(
+                    415, UnsupportedMediaType.code,
+                    "send the body as JSON with 'Content-Type: application/json' (UTF-8)")
+            if refusal is not None:
+                status = await _send_response(refusal, scope, receive, send, rid)
+            elif handler is not None:
+                status = await self._direct(handler, scope, receive, send, rid)
+            else:
+                status, endpoint = await self._framework(scope, receive, send, rid)
+        except ClientDisconnect:
+            status = 499  # the client went away mid-body: nobody to answer
+        finally:
+            self.metrics.observe_request(endpoint, scope["method"], status,
+                                         time.perf_counter() - start)
 
-        async def send_wrapper(message: Message) -> None:
+    def _accepts(self, content_type: bytes | None) -> bool:
+        if content_type is None:
+            return False
+        accepted = self._json_types.get(content_type)
+        if accepted is None:
+            accepted = json_media_type(content_type)
+            if len(self._json_types) < 64:  # callers send a handful of distinct values
+                self._json_types[content_type] = accepted
+        return accepted
+
+    async def _direct(self, handler: Handler, scope: Scope, receive: Receive, send: Send,
+                      rid: str) -> int:
+        """Serve a hot POST operation without the framework's routing and middleware
+        layers; the operation and the error mapping are the very ones the FastAPI routes
+        use (``handlers``, ``errors.response_for``). Returns the status sent."""
+        chunks: list[bytes] = []
+        seen = 0
+        try:
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientDisconnect()
+                chunk = message.get("body", b"")
+                seen += len(chunk)
+                if seen > self.max_body:
+                    raise self._too_large()
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    break
+            body = await handler(self.app.state.service, b"".join(chunks))
+        except ClientDisconnect:
+            raise
+        except Exception as exc:  # noqa: BLE001 - mapped exactly as the routes' handlers do
+            return await _send_response(response_for(exc, scope["path"], rid), scope,
+                                        receive, send, rid)
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"application/json"),
+            (b"content-length", b"%d" % len(body)),
+            (b"x-request-id", rid.encode())]})
+        await send({"type": "http.response.body", "body": body})
+        return 200
+
+    async def _framework(self, scope: Scope, receive: Receive, send: Send,
+                         rid: str) -> tuple[int, str]:
+        """Hand the request to FastAPI; returns (status sent, route template)."""
+        sent: dict[str, Any] = {"status": 500, "started": False}
+        rid_header = (b"x-request-id", rid.encode())
+
+        async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                state["status"] = message["status"]
-                state["started"] = True
+                sent["status"], sent["started"] = message["status"], True
                 headers = list(message.get("headers", ()))
-                if not any(k == b"x-request-id" for k, _ in headers):
+                if not any(key.lower() == b"x-request-id" for key, _ in headers):
                     headers.append(rid_header)
                 message["headers"] = headers
             await send(message)
 
         try:
-            refusal = self._refuse(scope)
-            handler = BY_PATH.get(scope["path"]) if scope["method"] == "POST" else None
-            if refusal is not None:
-                await refusal(scope, receive, send_wrapper)
-            elif handler is not None:
-                scope["tokserve.endpoint"] = scope["path"]
-                await _direct(handler, self.app.state.service, scope, self._limited(receive),
-                              send_wrapper, rid)
-            else:
-                await self.app(scope, self._limited(receive), send_wrapper)
+            await self.app(scope, self._limited(receive), send_with_id)
         except ClientDisconnect:
-            state["status"] = 499  # client went away mid-body: nobody to answer
+            raise
         except Exception:
-            if state["started"]:
-                # Already answered and logged: FastAPI's ServerErrorMiddleware sends our
-                # 500 (errors.response_for) and then re-raises.
-                return
-            log.exception("unhandled error on %s (request_id=%s)", scope.get("path"), rid)
-            await internal_error_response(rid)(scope, receive, send_wrapper)
-        finally:
-            route = scope.get("route")
-            endpoint = (scope.get("tokserve.endpoint") or getattr(route, "path", None)
-                        or "unmatched")
-            self.metrics.observe_request(
-                endpoint, scope["method"], state["status"], time.perf_counter() - start
-            )
+            if not sent["started"]:
+                log.exception("unhandled error on %s (request_id=%s)", scope["path"], rid)
+                sent["status"] = await _send_response(internal_error_response(rid), scope,
+                                                      receive, send, rid)
+            # else already answered and logged: FastAPI's ServerErrorMiddleware sends our
+            # 500 (errors.response_for) and then re-raises.
+        route = scope.get("route")
+        return sent["status"], getattr(route, "path", None) or "unmatched"
 
-    def _refuse(self, scope: Scope):  # -> Response | None
-        if (self.expected_auth is not None and scope["path"] not in _OPEN_PATHS
-                and not scope["path"].startswith("/admin/")):
-            got = _header(scope, b"authorization") or b""
-            if not hmac.compare_digest(got, self.expected_auth):
-                why = "missing" if not got else "invalid"
+    def _refuse(self, path: str, authorization: bytes | None, length: bytes | None):
+        """The auth and Content-Length refusals (a ``Response``), or None."""
+        if (self.expected_auth is not None and path not in _OPEN_PATHS
+                and not path.startswith(_OPEN_PREFIXES)):
+            if not token_matches(authorization, self.expected_auth):
+                why = "missing" if not authorization else "invalid"
                 return error_response(
                     401, "unauthorized",
                     f"{why} bearer token; send 'Authorization: Bearer <token>'",
                     {"WWW-Authenticate": "Bearer"},
                 )
-        length = _header(scope, b"content-length")
         if length is not None:
             try:
                 n = int(length)
@@ -171,9 +247,15 @@ class ServiceMiddleware:
                 )
         return None
 
+    def _too_large(self) -> PayloadTooLarge:
+        return PayloadTooLarge(
+            f"request body exceeds the limit of {self.max_body} bytes "
+            f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
+            limit=self.max_body,
+        )
+
     def _limited(self, receive: Receive) -> Receive:
         """Wrap ``receive`` to stop a chunked body at the limit, before it is all read."""
-        limit = self.max_body
         seen = 0
 
         async def guarded() -> Message:
@@ -181,12 +263,16 @@ class ServiceMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > limit:
-                    raise PayloadTooLarge(
-                        f"request body exceeds the limit of {limit} bytes "
-                        f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
-                        limit=limit,
-                    )
+                if seen > self.max_body:
+                    raise self._too_large()
             return message
 
         return guarded
+
+
+async def _send_response(response, scope: Scope, receive: Receive, send: Send,
+                         rid: str) -> int:
+    """Send a Starlette ``Response`` with the request id header; returns its status."""
+    response.headers["x-request-id"] = rid
+    await response(scope, receive, send)
+    return response.status_code

@@ -29,7 +29,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..manifest import version_key
-from .errors import TokenizerNotFound
+from .errors import TokenizerNotFound, shorten
 
 log = logging.getLogger("tokserve.registry")
 
@@ -279,13 +279,15 @@ class Registry:
                 return entry
             if name in self._snapshot:
                 raise TokenizerNotFound(
-                    f"tokenizer {name!r} has no version {version!r}; available versions: "
+                    f"tokenizer {shorten(name)!r} has no version {shorten(version)!r}; "
+                    f"available versions: "
                     f"{sorted(self._snapshot[name], key=version_key)}",
                     tokenizer=spec,
                     available=self.refs(),
                 )
         raise TokenizerNotFound(
-            f"unknown tokenizer {spec!r}; available: {', '.join(self.refs()) or 'none'} "
+            f"unknown tokenizer {shorten(spec)!r}; available: "
+            f"{', '.join(self.refs()) or 'none'} "
             f"(pass \"tokenizer\": \"name\" or \"name@version\")",
             tokenizer=spec,
             available=self.refs(),

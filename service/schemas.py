@@ -13,7 +13,7 @@ of large id lists stays in pydantic-core (Rust), one pass.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
@@ -32,6 +32,8 @@ class _Request(BaseModel):
 
 
 def _exactly_one(model: BaseModel, *names: str) -> None:
+    """The "exactly one of" rule; ``service/openapi.py`` states the same rule in the
+    schema from each model's ``one_of``, so a body the schema accepts is never a 422."""
     given = [n for n in names if getattr(model, n) is not None]
     if len(given) != 1:
         listed = " / ".join(f"`{n}`" for n in names)
@@ -40,6 +42,8 @@ def _exactly_one(model: BaseModel, *names: str) -> None:
 
 
 class EncodeRequest(_Request):
+    one_of: ClassVar[tuple[str, ...]] = ("text", "texts")
+
     tokenizer: str | None = _TOKENIZER
     text: str | None = Field(default=None, description="The text; exactly one of text/texts.")
     texts: list[str] | None = Field(default=None, description="A batch; results in order.")
@@ -61,7 +65,7 @@ class EncodeRequest(_Request):
 
     @model_validator(mode="after")
     def _one_input(self) -> EncodeRequest:
-        _exactly_one(self, "text", "texts")
+        _exactly_one(self, *self.one_of)
         return self
 
 
@@ -69,7 +73,7 @@ class ChatFields(_Request):
     """The chat fields shared by /render_chat and /count-with-messages."""
 
     messages: list[dict[str, Any]] | None = Field(
-        default=None,
+        default=None, min_length=1,
         description='`{"role": str, "content": str | list of parts, ...}`; extra keys '
         "(tool_calls, ...) are passed through to the template.",
     )
@@ -101,12 +105,14 @@ class CountRequest(EncodeRequest, ChatFields):
     A /render_chat body is a valid chat /count body as it is: its output options are
     accepted and change nothing (the count is the rendered prompt's, always)."""
 
+    one_of: ClassVar[tuple[str, ...]] = ("text", "texts", "messages")
+
     return_ids: StrictBool = True
     return_assistant_mask: StrictBool = False
 
     @model_validator(mode="after")
     def _one_input(self) -> CountRequest:  # overrides EncodeRequest's rule
-        _exactly_one(self, "text", "texts", "messages")
+        _exactly_one(self, *self.one_of)
         if self.messages is not None:
             self._check_chat()
         return self
@@ -115,7 +121,7 @@ class CountRequest(EncodeRequest, ChatFields):
 class RenderChatRequest(ChatFields):
     tokenizer: str | None = _TOKENIZER
     messages: list[dict[str, Any]] = Field(  # type: ignore[assignment]
-        description='`{"role": str, "content": str | list of parts, ...}`.'
+        min_length=1, description='`{"role": str, "content": str | list of parts, ...}`.'
     )
     return_ids: StrictBool = True
     return_offsets: StrictBool = Field(default=False, description="Offsets (chars) into `text`.")
@@ -130,6 +136,8 @@ class RenderChatRequest(ChatFields):
 
 
 class DecodeRequest(_Request):
+    one_of: ClassVar[tuple[str, ...]] = ("ids", "batch_ids")
+
     tokenizer: str | None = _TOKENIZER
     ids: list[StrictInt] | None = Field(default=None, description="Exactly one of ids/batch_ids.")
     batch_ids: list[list[StrictInt]] | None = None
@@ -140,5 +148,136 @@ class DecodeRequest(_Request):
 
     @model_validator(mode="after")
     def _one_input(self) -> DecodeRequest:
-        _exactly_one(self, "ids", "batch_ids")
+        _exactly_one(self, *self.one_of)
         return self
+
+
+# ==== responses =========================================================================
+# Built as dicts/bytes by the handlers (cheaper than response models); these models
+# exist to document them (service/openapi.py) and tests/test_openapi.py validates real
+# responses of every operation against them, so the two cannot drift.
+
+_HASH = r"^sha256:[0-9a-f]{64}$"
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class _Head(_Response):
+    tokenizer: str = Field(description="name@version that answered.", examples=["o200k_base@1"])
+    tokenizer_hash: str = Field(pattern=_HASH, description="Content hash of the tokenizer.")
+
+
+class EncodedText(_Response):
+    ids: list[int]
+    count: int = Field(description="len(ids).")
+    offsets: list[list[int]] | None = Field(
+        default=None, description="Present with return_offsets: [start, end) per token.")
+    tokens: list[str] | None = Field(
+        default=None, description="Present with return_tokens: each token's bytes as UTF-8.")
+
+
+class EncodeResponse(_Head, EncodedText):
+    """/encode with `text`."""
+
+
+class EncodeBatchResponse(_Head):
+    """/encode with `texts`: one result per text, in input order."""
+
+    results: list[EncodedText]
+
+
+class CountResponse(_Head):
+    """/count with `text`."""
+
+    count: int
+
+
+class CountBatchResponse(_Head):
+    """/count with `texts`."""
+
+    counts: list[int]
+    total: int
+
+
+class CountChatResponse(_Head):
+    """/count with `messages`: the rendered prompt's token count."""
+
+    template_hash: str = Field(pattern=_HASH)
+    count: int
+
+
+class DecodeResponse(_Head):
+    """/decode with `ids`."""
+
+    text: str
+
+
+class DecodeBatchResponse(_Head):
+    """/decode with `batch_ids`."""
+
+    texts: list[str]
+
+
+class RenderChatResponse(_Head):
+    template_hash: str = Field(pattern=_HASH)
+    text: str = Field(description="Exactly what transformers' apply_chat_template renders.")
+    ids: list[int] | None = Field(default=None, description="Absent with return_ids=false.")
+    count: int
+    offsets: list[list[int]] | None = Field(default=None, description="With return_offsets.")
+    assistant_spans: list[list[int]] | None = Field(
+        default=None, description="With return_assistant_mask.")
+    labels: list[int] | None = Field(default=None, description="With return_assistant_mask.")
+    mask_rule: str | None = Field(default=None, description="How assistant_spans were found.")
+
+
+class TokenizerEntry(_Response):
+    name: str
+    version: str
+    tokenizer: str
+    tokenizer_hash: str = Field(pattern=_HASH)
+    vocab_size: int
+    special_tokens: dict[str, int]
+    chat_templates: dict[str, str]
+    default_chat_template: str | None
+
+
+class TokenizerDetail(TokenizerEntry):
+    manifest: dict[str, Any] | None
+
+
+class TokenizersResponse(_Response):
+    default: str | None = Field(description="The default's name@version (null if not loaded).")
+    tokenizers: list[TokenizerEntry]
+
+
+class HealthResponse(_Response):
+    status: Literal["ok"]
+    tokenizers: int
+
+
+class LoadFailure(_Response):
+    path: str
+    reason: str
+
+
+class ReloadResponse(_Response):
+    added: list[str]
+    removed: list[str]
+    replaced: list[str]
+    failed: list[LoadFailure]
+    tokenizers: list[str]
+
+
+class ErrorBody(BaseModel):
+    """The contract's error object: a stable ``code``, a message, and details."""
+
+    model_config = ConfigDict(extra="allow")
+
+    code: str
+    message: str
+
+
+class ErrorEnvelope(_Response):
+    error: ErrorBody

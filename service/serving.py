@@ -12,22 +12,33 @@ the engine nor re-serializes ids.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import anyio
 import orjson
 from anyio import to_thread
+from pydantic import BaseModel
 
 from .. import errors as engine_errors
 
 from .cache import ResultCache
-from .errors import ChatUnavailable, PayloadTooLarge, TemplateNotFound, dumps
+from .errors import ChatUnavailable, PayloadTooLarge, TemplateNotFound, dumps, shorten
 from .metrics import Metrics
+from .parsing import parse_json
 from .registry import Entry, Registry
 from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
 from .settings import Settings
 
 T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+
+#: Bodies at least this large are parsed in a worker thread, one at a time. A parse holds
+#: the GIL (orjson: about 0.3 s for 12 MB of small keys), so two at once gain nothing
+#: while the loop waits for both; one at a time, the loop runs between them and a
+#: concurrent /healthz waits for one parse at most. Below this a parse costs well under
+#: a millisecond even for the worst shapes, less than the thread hop.
+PARSE_OFFLOAD_BYTES = 256 * 1024
 
 
 @dataclass
@@ -38,6 +49,17 @@ class ServiceState:
     registry: Registry
     cache: ResultCache
     metrics: Metrics
+    _parse_lane: anyio.Lock | None = field(default=None, init=False, repr=False)
+
+    async def parse(self, raw: bytes, model: type[M]) -> M:
+        """``parsing.parse_json`` on the loop for small bodies; large ones in a worker
+        thread through a one-at-a-time lane (see ``PARSE_OFFLOAD_BYTES``)."""
+        if len(raw) < PARSE_OFFLOAD_BYTES:
+            return parse_json(raw, model)
+        if self._parse_lane is None:  # made on first use: it belongs to the running loop
+            self._parse_lane = anyio.Lock()
+        async with self._parse_lane:
+            return await to_thread.run_sync(parse_json, raw, model)
 
     async def run(self, work: Callable[[], T], size: int) -> T:
         """Run ``work`` inline when small, in a worker thread when ``size`` chars is large."""
@@ -70,9 +92,12 @@ def _check_texts(settings: Settings, texts: list[str], field: str) -> int:
     return total
 
 
-def _with_index(exc: engine_errors.EngineError, index: int) -> engine_errors.EngineError:
+def _with_index(exc: engine_errors.EngineError, index: int,
+                field: str = "texts") -> engine_errors.EngineError:
+    """Name the batch item that failed, by the field the caller sent."""
     exc.details["index"] = index
-    exc.message = f"texts[{index}]: {exc.message}"
+    exc.details["field"] = f"{field}[{index}]"
+    exc.message = f"{field}[{index}]: {exc.message}"
     return exc
 
 
@@ -150,13 +175,10 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     """
     tok, cache = entry.tokenizer, state.cache
     texts = [req.text] if req.text is not None else list(req.texts or ())
-    counts: list[int | None] = []
-    misses: list[int] = []
-    for i, text in enumerate(texts):
-        key = (entry.hash, None, req.special_tokens, req.add_special_tokens, ("count",), text)
-        counts.append(cache.get(key) if cache.cacheable(text) else None)
-        if counts[-1] is None:
-            misses.append(i)
+    prefix = (entry.hash, None, req.special_tokens, req.add_special_tokens, ("count",))
+    keys = [prefix + (text,) if cache.cacheable(text) else None for text in texts]
+    counts: list[int | None] = [cache.get(key) if key is not None else None for key in keys]
+    misses = [i for i, n in enumerate(counts) if n is None]
     if misses:
         options = {"special_tokens": req.special_tokens,
                    "add_special_tokens": req.add_special_tokens}
@@ -176,10 +198,8 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
             raise
         for i, n in zip(misses, fresh):
             counts[i] = n
-            if cache.cacheable(texts[i]):
-                key = (entry.hash, None, req.special_tokens, req.add_special_tokens,
-                       ("count",), texts[i])
-                cache.put(key, n)
+            if keys[i] is not None:
+                cache.put(keys[i], n)
     total = sum(counts)  # type: ignore[arg-type] - every slot is filled above
     state.metrics.count_tokens(entry.ref, "/count", total)
     return counts  # type: ignore[return-value]
@@ -228,12 +248,13 @@ def decode_body(state: ServiceState, entry: Entry, req: DecodeRequest) -> bytes:
         if ids and (min(ids) < 0 or max(ids) >= vocab):
             bad = [x for x in ids if not 0 <= x < vocab]
             exc = engine_errors.UnknownTokenId(bad, vocab)
-            raise (_with_index(exc, i) if req.batch_ids is not None else exc)
+            raise (_with_index(exc, i, "batch_ids") if req.batch_ids is not None else exc)
         try:
             texts.append(tok.decode(ids, errors=req.errors,
                                     skip_special_tokens=req.skip_special_tokens))
         except engine_errors.EngineError as exc:
-            raise (_with_index(exc, i) if req.batch_ids is not None else exc) from None
+            raise (_with_index(exc, i, "batch_ids") if req.batch_ids is not None
+                   else exc) from None
     body = head_dict(entry)
     if req.ids is not None:
         body["text"] = texts[0]
@@ -278,7 +299,7 @@ def select_template(entry: Entry, name: str | None) -> tuple[str, str, str]:
         )
     chosen = name if name is not None else entry.default_chat_template
     if chosen is None or chosen not in entry.chat_templates:
-        what = f"no chat template named {chosen!r}" if name is not None else \
+        what = f"no chat template named {shorten(chosen)!r}" if name is not None else \
             "no default chat template"
         raise TemplateNotFound(
             f"tokenizer {entry.ref} has {what}; available: {available} "

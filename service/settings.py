@@ -82,7 +82,22 @@ class Settings(BaseSettings):
         "'Authorization: Bearer <admin token>'; unset, /admin/* answers 404.",
     )
 
+    # --- browsers --------------------------------------------------------------------
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Origins (scheme://host[:port]) whose web pages may call the API; "
+        "comma-separated in the env var. Empty (the default): no CORS headers at all, so "
+        "browsers keep other sites' pages out. '*' allows any origin.",
+    )
+
     log_level: str = Field(default="info")
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [o.strip() for o in value.split(",") if o.strip()]
+        return value
 
     @field_validator("artifacts", mode="before")
     @classmethod

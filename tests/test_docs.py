@@ -40,3 +40,26 @@ def test_relative_links_stay_inside_the_repository_and_resolve(doc):
         assert path.is_relative_to(REPO), f"{doc.name} links outside the repo: {target}"
         assert path.exists(), f"{doc.name} links to a missing file: {target}"
     assert "../shared/API.md" not in doc.read_text(), f"{doc.name} points at ../shared/API.md"
+
+
+def test_readme_curl_commands_work_against_a_live_server():
+    """The README's `curl` lines, as written, against a real server (the port swapped)."""
+    import shutil
+    import subprocess
+
+    from servers import LiveServer
+    from tokserve.service.settings import Settings
+
+    if shutil.which("curl") is None:
+        pytest.skip("needs the curl command")
+    blocks = re.findall(r"```sh\n(.*?)```", (REPO / "README.md").read_text(), re.S)
+    lines = [ln for block in blocks for ln in block.splitlines() if ln.startswith("curl ")]
+    assert len(lines) >= 3
+    with LiveServer(Settings(_env_file=None)) as srv:
+        for line in lines:
+            command = line.replace("localhost:8000", srv.url)
+            out = subprocess.run(["bash", "-c", command + " -w ' %{http_code}'"],
+                                 capture_output=True, text=True, timeout=60)
+            body, _, status = out.stdout.rpartition(" ")
+            assert out.returncode == 0 and status == "200", (line, out.stdout, out.stderr)
+            assert '"tokenizer_hash"' in body

@@ -1,12 +1,2 @@
-"""Thin routers, one per resource: parse → ``tokserve.service.serving`` → response."""
-
-from . import admin, health, metrics, operations, playground, tokenizers
-
-ROUTERS = [
-    operations.router,
-    tokenizers.router,
-    health.router,
-    metrics.router,
-    playground.router,
-    admin.router,
-]
+"""Endpoint functions of the operations that are not hot POST handlers (GET routes, admin,
+the page). Routes are built from ``tokserve.service.operations.OPERATIONS``, the one table."""

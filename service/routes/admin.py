@@ -7,17 +7,15 @@ The admin token is separate from the API token: callers of /encode cannot reload
 
 from __future__ import annotations
 
-import hmac
+from fastapi import Request, Response
 
-from fastapi import APIRouter, Request, Response
-
+from ..auth import token_matches
 from ..deps import state_of
 from ..errors import AdminDisabled, Forbidden, Unauthorized, dumps
 from ..reload import reload_artifacts
 from ..settings import Settings
 from ._common import json_response
 
-router = APIRouter(tags=["admin"])
 
 
 def check_admin(settings: Settings, authorization: str | None) -> None:
@@ -26,12 +24,10 @@ def check_admin(settings: Settings, authorization: str | None) -> None:
                             "enable them")
     if not authorization:
         raise Unauthorized("missing admin token; send 'Authorization: Bearer <admin token>'")
-    expected = f"Bearer {settings.admin_token.get_secret_value()}".encode()
-    if not hmac.compare_digest(authorization.encode("latin-1", "replace"), expected):
+    if not token_matches(authorization, settings.admin_token.get_secret_value().encode()):
         raise Forbidden("invalid admin token")
 
 
-@router.post("/admin/reload")
 async def reload(request: Request) -> Response:
     """Load added versions, drop removed ones; reports what changed and what was refused."""
     state = state_of(request)

@@ -1,15 +1,13 @@
 """GET /healthz: 200 once artifacts are loaded (never behind auth)."""
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from ..deps import StateDep
 from ..errors import dumps, error_response
 from ._common import json_response
 
-router = APIRouter(tags=["ops"])
 
 
-@router.get("/healthz")
 async def healthz(state: StateDep) -> Response:
     registry = state.registry
     if len(registry) == 0:

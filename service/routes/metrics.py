@@ -1,13 +1,11 @@
 """GET /metrics: Prometheus text format."""
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from ..deps import StateDep
 
-router = APIRouter(tags=["ops"])
 
 
-@router.get("/metrics")
 async def metrics(state: StateDep) -> Response:
     cache, m = state.cache, state.metrics
     m.cache_entries.set(len(cache))

@@ -3,11 +3,9 @@
 The page is the reference client of our own offsets (plain HTML/CSS/JS in
 ``service/static/``, no build step, no CDN, works offline). It talks to the service
 only through the public JSON API (/tokenizers, /encode, /count, /render_chat), so it
-needs nothing from the app but these routes:
+needs nothing from the app but its three rows of the operation table.
 
-    app.include_router(tokserve.service.routes.playground.router)
-
-Only the files listed in ``_ASSETS`` are served: the asset path is never joined from
+Only the files listed in ``ASSETS`` are served: the asset path is never joined from
 user input, so there is no path traversal to guard against. The files are read per
 request (they are a few kB) so an edited page shows up on reload without a restart.
 """
@@ -16,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from fastapi.responses import HTMLResponse
 
 from ..errors import error_response
@@ -25,7 +23,7 @@ from ..errors import error_response
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 #: Served asset name -> media type. Anything else under /playground/ is a 404.
-_ASSETS = {
+ASSETS = {
     "playground.js": "text/javascript; charset=utf-8",
     "playground.css": "text/css; charset=utf-8",
 }
@@ -33,25 +31,20 @@ _ASSETS = {
 # The page changes with the code, not per request: let the browser revalidate each time.
 _HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}
 
-router = APIRouter(tags=["playground"], include_in_schema=False)
-
 
 def _read(name: str) -> bytes:
     return (STATIC_DIR / name).read_bytes()
 
 
-@router.get("/", response_class=HTMLResponse)
-@router.get("/playground", response_class=HTMLResponse)
 async def playground_page() -> Response:
     """The page itself (same document at both paths; assets are linked absolutely)."""
     return HTMLResponse(_read("index.html"), headers=_HEADERS)
 
 
-@router.get("/playground/{asset}")
 async def playground_asset(asset: str) -> Response:
     """One of the page's static files, by its exact name."""
-    media_type = _ASSETS.get(asset)
+    media_type = ASSETS.get(asset)
     if media_type is None:
         return error_response(404, "not_found", f"no playground asset named {asset!r}",
-                              available=sorted(_ASSETS))
+                              available=sorted(ASSETS))
     return Response(_read(asset), media_type=media_type, headers=_HEADERS)

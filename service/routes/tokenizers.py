@@ -2,14 +2,13 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 
 from ..deps import StateDep
 from ..errors import TokenizerNotFound, dumps
 from ..registry import Entry
 from ._common import json_response
 
-router = APIRouter(tags=["tokenizers"])
 
 
 def describe(entry: Entry) -> dict[str, Any]:
@@ -26,7 +25,6 @@ def describe(entry: Entry) -> dict[str, Any]:
     }
 
 
-@router.get("/tokenizers")
 async def list_tokenizers(state: StateDep) -> Response:
     """Every served version, and the default's name@version."""
     registry = state.registry
@@ -38,7 +36,6 @@ async def list_tokenizers(state: StateDep) -> Response:
     return json_response(dumps({"default": default, "tokenizers": entries}))
 
 
-@router.get("/tokenizers/{name}")
 async def get_tokenizer(name: str, state: StateDep) -> Response:
     """One version (bare name = current) plus its manifest."""
     entry = state.registry.resolve(name)

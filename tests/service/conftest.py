@@ -1,61 +1,16 @@
-"""Live-server fixtures: the real app under uvicorn on a free loopback port.
-
-Each server runs in a daemon thread of the test process (uvicorn skips signal handlers
-off the main thread) and is stopped by setting ``should_exit``. Tests talk to it over
-real HTTP with httpx — no TestClient, no mocks.
-"""
+"""Live-server fixtures (the servers themselves are in ``tests/servers.py``)."""
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
 
-from tokserve.service.app import create_app
+from servers import LiveServer, ServerProcess
 from tokserve import bundled_root
 from tokserve.service.settings import Settings
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    """``with LiveServer(settings) as srv: srv.client.post(...)``."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
-                                log_level="warning", access_log=False, lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.client = httpx.Client(base_url=self.url, timeout=60)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 120
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("live server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.client.close()
-        self.server.should_exit = True
-        self.thread.join(30)
 
 
 def _bundled(name: str) -> Path:
@@ -75,6 +30,12 @@ def bundled():
 def live_server():
     """The ``LiveServer`` class, for tests that need their own settings."""
     return LiveServer
+
+
+@pytest.fixture(scope="session")
+def server_process():
+    """The ``ServerProcess`` class: ``with server_process("--workers", "2") as srv: ...``."""
+    return ServerProcess
 
 
 @pytest.fixture(scope="session")

@@ -384,7 +384,7 @@ def test_readme_python_examples_run(server):
     import ast
     import re
 
-    from conftest import REPO
+    from servers import REPO
 
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", readme, re.S)

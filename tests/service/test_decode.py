@@ -26,7 +26,8 @@ def test_decode_skip_special_tokens(client):
     assert with_special == "a<|endoftext|>" and without["text"] == "a"
 
 
-@pytest.mark.parametrize("ids", [[10**7], [-1], [5, 199998], [2**64], [-(2**70)], [2**70, 5]])
+@pytest.mark.parametrize("ids", [[10**7], [-1], [5, 199998], [2**64], [-(2**70)], [2**70, 5],
+                                 [-(10**19) + 1], [-(2**63) - 1], [2**64 - 1]])
 def test_decode_unknown_ids_are_400(client, ids):
     r = client.post("/decode", json={"ids": ids})
     assert r.status_code == 400, r.text  # integers beyond 64 bits too (orjson floats them)

@@ -9,10 +9,8 @@ failure. Versions are written by ``tokserve artifact import``, as an operator wo
 
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -21,18 +19,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from servers import ServerProcess
 
 REPO = Path(__file__).resolve().parents[2]
 RANKS = {"cl100k_base": REPO / "artifacts/cl100k_base/1/cl100k_base.tiktoken",
          "o200k_base": REPO / "artifacts/o200k_base/1/o200k_base.tiktoken"}
 ADMIN = "admin-secret"
 TEXT = "Hot reload must not drop a single request: 東京 😀 " * 20
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="needs POSIX signals")
 
@@ -46,39 +39,13 @@ def import_version(root: Path, name: str, version: str, preset: str) -> Path:
     return root / name / version
 
 
-class Server:
+class Server(ServerProcess):
     def __init__(self, root: Path, admin_token: str | None = ADMIN) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith("TOKSERVE_")}
-        if admin_token:
-            env["TOKSERVE_ADMIN_TOKEN"] = admin_token
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tokserve.service", "serve", "--port", str(self.port),
-             "--artifacts", str(root), "--log-level", "warning"],
-            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        self.client = httpx.Client(base_url=self.url, timeout=30)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read()
-            try:
-                if self.client.get("/healthz").status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError("server did not start")
+        env = {"TOKSERVE_ADMIN_TOKEN": admin_token} if admin_token else {}
+        super().__init__("--artifacts", str(root), env=env)
 
     def refs(self) -> list[str]:
         return [t["tokenizer"] for t in self.client.get("/tokenizers").json()["tokenizers"]]
-
-    def close(self) -> None:
-        self.client.close()
-        self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 class Stream:

@@ -1,0 +1,171 @@
+"""The one table of operations: what the service serves, and the only list of its paths.
+
+Each ``Operation`` says its method, path, request and response models, the error codes
+it can answer with, and how it is served:
+
+* ``handler`` (``async (state, raw body) -> JSON bytes``): the hot POST operations. The
+  middleware's fast lane dispatches these paths itself (``direct_handlers``), skipping
+  the framework's routing; FastAPI gets a route for the same handler too, which is what
+  answers a wrong method on the path with 405.
+* ``endpoint``: an ordinary FastAPI endpoint (the GET routes, admin, the page).
+
+``install_routes()`` adds the FastAPI routes from this table, ``direct_handlers()`` the
+fast lane's map, ``open_paths()`` the auth exemptions, and ``service/openapi.py`` the
+OpenAPI document. tests/service/test_openapi.py checks that what is served and what is
+documented are the same set, both ways.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from pydantic import BaseModel
+
+from . import handlers
+from .deps import state_of
+from .routes import admin, health, metrics, playground, tokenizers
+from .routes._common import json_response
+from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
+                      DecodeBatchResponse, DecodeRequest, DecodeResponse,
+                      EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
+                      ReloadResponse, RenderChatRequest, RenderChatResponse,
+                      TokenizerDetail, TokenizersResponse)
+
+# Error codes by status, shared by the operations that can produce them.
+_BODY = {413: ("payload_too_large", "input_too_large"),
+         415: ("unsupported_media_type",),
+         422: ("invalid_request", "invalid_json")}
+_TOKENIZER = {404: ("tokenizer_not_found",)}
+_CHAT = {400: ("template_error", "reserved_literal_in_content"),
+         404: ("tokenizer_not_found", "template_not_found"),
+         501: ("chat_unavailable",)}
+
+
+def _merge(*tables: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:
+    out: dict[int, tuple[str, ...]] = {}
+    for table in tables:
+        for status, codes in table.items():
+            out[status] = tuple(dict.fromkeys(out.get(status, ()) + codes))
+    return out
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    path: str
+    name: str
+    tag: str
+    summary: str
+    responses: tuple[type[BaseModel], ...] = ()  # the 200 body: one of these
+    request: type[BaseModel] | None = None
+    errors: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    handler: handlers.Handler | None = None
+    endpoint: Callable[..., Any] | None = None
+    media_types: tuple[str, ...] = ("application/json",)  # of the 200 body
+    path_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
+    open: bool = False  # served without the API bearer token
+    examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+OPERATIONS: tuple[Operation, ...] = (
+    Operation(
+        "POST", "/encode", "encode", "tokenize",
+        "Text(s) → ids, with optional offsets and tokens",
+        (EncodeResponse, EncodeBatchResponse), EncodeRequest,
+        _merge({400: ("special_token_in_text",)}, _TOKENIZER, _BODY), handlers.encode,
+        examples={"text": {"text": "hello world", "return_offsets": True},
+                  "texts": {"tokenizer": "cl100k_base", "texts": ["a", "b c"]}}),
+    Operation(
+        "POST", "/count", "count", "tokenize",
+        "Token count of text(s) or of a rendered chat; always len(ids) of /encode",
+        (CountResponse, CountBatchResponse, CountChatResponse), CountRequest,
+        _merge({400: ("special_token_in_text",)}, _CHAT, _TOKENIZER, _BODY), handlers.count,
+        examples={"text": {"text": "hello world"},
+                  "texts": {"texts": ["hello", "world"]},
+                  "messages": {"tokenizer": "deepseek-v4",
+                               "messages": [{"role": "user", "content": "hi"}]}}),
+    Operation(
+        "POST", "/decode", "decode", "tokenize", "Ids → text (or batch_ids → texts)",
+        (DecodeResponse, DecodeBatchResponse), DecodeRequest,
+        _merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
+        handlers.decode,
+        examples={"ids": {"ids": [24912, 2375]}, "batch_ids": {"batch_ids": [[24912], [2375]]}}),
+    Operation(
+        "POST", "/render_chat", "render_chat", "chat",
+        "Messages → the prompt text the template renders, its ids and mask",
+        (RenderChatResponse,), RenderChatRequest, _merge(_CHAT, _BODY), handlers.render_chat,
+        examples={"chat": {"tokenizer": "deepseek-v4", "add_generation_prompt": True,
+                           "messages": [{"role": "user", "content": "hi"}]}}),
+    Operation(
+        "GET", "/tokenizers", "list_tokenizers", "tokenizers",
+        "Every served name@version, its hash, vocabulary size, specials and templates",
+        (TokenizersResponse,), endpoint=tokenizers.list_tokenizers),
+    Operation(
+        "GET", "/tokenizers/{name}", "get_tokenizer", "tokenizers",
+        "One version (a bare name is its current version) with its manifest",
+        (TokenizerDetail,), errors=dict(_TOKENIZER), endpoint=tokenizers.get_tokenizer,
+        path_params={"name": {"type": "string", "description": "name or name@version",
+                              "examples": ["o200k_base", "o200k_base@1"]}}),
+    Operation(
+        "GET", "/healthz", "healthz", "ops", "200 once artifacts are loaded, else 503",
+        (HealthResponse,), errors={503: ("no_artifacts",)}, endpoint=health.healthz,
+        open=True),
+    Operation(
+        "GET", "/metrics", "metrics", "ops", "Prometheus text exposition format",
+        endpoint=metrics.metrics, media_types=("text/plain",)),
+    Operation(
+        "POST", "/admin/reload", "reload", "admin",
+        "Rescan the artifact roots now (hot reload); needs the admin token",
+        (ReloadResponse,), errors={401: ("unauthorized",), 403: ("forbidden",),
+                                   404: ("admin_disabled",)},
+        endpoint=admin.reload, open=True),
+    Operation(
+        "GET", "/", "page", "playground", "The token viewer page",
+        endpoint=playground.playground_page, media_types=("text/html",), open=True),
+    Operation(
+        "GET", "/playground", "playground", "playground", "The token viewer page",
+        endpoint=playground.playground_page, media_types=("text/html",), open=True),
+    Operation(
+        "GET", "/playground/{asset}", "playground_asset", "playground",
+        "A static file of the page (playground.js, playground.css)",
+        errors={404: ("not_found",)}, endpoint=playground.playground_asset,
+        media_types=tuple(sorted({m.split(";")[0] for m in playground.ASSETS.values()})),
+        path_params={"asset": {"type": "string", "enum": sorted(playground.ASSETS)}},
+        open=True),
+)
+
+#: Served for reading the API itself, not operations of it: open, and not in the document.
+DOCS_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
+DOCS_STATIC = "/docs/static"
+
+
+def direct_handlers() -> dict[str, handlers.Handler]:
+    """path -> handler, for the middleware's fast lane (POST operations only)."""
+    return {op.path: op.handler for op in OPERATIONS if op.handler is not None}
+
+
+def open_paths() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(exact paths, path prefixes) served without the API bearer token."""
+    exact = {op.path for op in OPERATIONS if op.open and "{" not in op.path}
+    prefixes = tuple(op.path.split("{")[0] for op in OPERATIONS if op.open and "{" in op.path)
+    return frozenset(exact | set(DOCS_PATHS)), prefixes + (DOCS_STATIC + "/",)
+
+
+def _body_endpoint(handler: handlers.Handler) -> Callable[[Request], Any]:
+    async def endpoint(request: Request) -> Response:
+        return json_response(await handler(state_of(request), await request.body()))
+
+    return endpoint
+
+
+def install_routes(app: FastAPI) -> None:
+    """Add the FastAPI route of every operation to ``app``. The OpenAPI document comes
+    from ``service/openapi.py``, not from these routes, so they are left out of FastAPI's
+    own schema."""
+    for op in OPERATIONS:
+        endpoint = _body_endpoint(op.handler) if op.handler is not None else op.endpoint
+        app.add_api_route(op.path, endpoint, methods=[op.method], name=op.name,
+                          include_in_schema=False)

@@ -1,0 +1,108 @@
+"""Real servers for the tests, on free loopback ports.
+
+``LiveServer`` runs the app in a daemon thread of the test process (uvicorn skips signal
+handlers off the main thread) and is stopped by setting ``should_exit``. ``ServerProcess``
+runs ``python -m tokserve.service serve`` as its own process, for tests that send it
+signals or must not share the test process's GIL (fairness checks). Tests talk to either
+over real HTTP with httpx: no TestClient, no mocks.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+
+from tokserve.service.app import create_app
+from tokserve.service.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """``with LiveServer(settings) as srv: srv.client.post(...)``."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
+                                log_level="warning", access_log=False, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.client = httpx.Client(base_url=self.url, timeout=60)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 120
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("live server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(30)
+
+
+class ServerProcess:
+    """``tokserve serve`` in a subprocess on a free port, with ``args`` added and no
+    ``TOKSERVE_*`` variable inherited (``env`` adds some); ready once /healthz is 200."""
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None,
+                 ready: str = "/healthz") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        environ = {k: v for k, v in os.environ.items() if not k.startswith("TOKSERVE_")}
+        environ.update(env or {})
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tokserve.service", "serve", "--port", str(self.port),
+             "--log-level", "warning", *args],
+            cwd=REPO, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.client = httpx.Client(base_url=self.url, timeout=30)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited: {self.proc.stderr.read()}")
+            try:
+                if self.client.get(ready).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        self.close()
+        raise RuntimeError("server did not start")
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.client.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+

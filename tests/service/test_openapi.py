@@ -1,0 +1,209 @@
+"""The OpenAPI document tells the truth about the running service.
+
+* What is served and what is documented are the same set of (method, path), both ways:
+  the routes the app really has, and what a live server answers, against the document.
+* Real responses of every operation, in each of its modes and for each error status it
+  can produce, validate against the schema the document gives for that status (the error
+  ``code`` enums included).
+* The "exactly one of" rules are in the document: bodies it accepts are never a 422, and
+  bodies it refuses are refused by the server.
+* The docs pages load their assets from the service itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+import jsonschema
+import pytest
+
+from tokserve import __version__
+from tokserve.service.app import create_app
+from tokserve.service.operations import DOCS_PATHS, OPERATIONS
+from tokserve.service.settings import Settings
+
+ADMIN = "admin-token"
+
+
+@pytest.fixture(scope="module")
+def srv(live_server, bundled, tmp_path_factory):
+    settings = Settings(_env_file=None, bundled_artifacts=bundled("o200k_base").parent.parent,
+                        admin_token=ADMIN, max_text_chars=50_000, max_decode_ids=10_000)
+    with live_server(settings) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def document(srv):
+    doc = srv.client.get("/openapi.json").json()
+    jsonschema.Draft202012Validator.check_schema({"$defs": doc["components"]["schemas"]})
+    return doc
+
+
+def _validate(document: dict, method: str, template: str, response) -> None:
+    """``response`` matches the document's schema for its status and media type."""
+    op = document["paths"][template][method.lower()]
+    status = str(response.status_code)
+    assert status in op["responses"], f"{method} {template}: {status} is not documented"
+    content = op["responses"][status]["content"]
+    media = response.headers["content-type"].split(";")[0].strip()
+    assert media in content, f"{method} {template} {status}: {media} not in {list(content)}"
+    schema = content[media]["schema"]
+    body = response.json() if media == "application/json" else response.text
+    # The document is the root, so its "#/components/..." references resolve as they are.
+    jsonschema.validate(body, {**document, **schema},
+                        cls=jsonschema.Draft202012Validator)
+
+
+def test_document_metadata(document):
+    assert document["openapi"].startswith("3.1")
+    assert document["info"]["version"] == __version__
+    assert {"bearer", "adminBearer"} <= set(document["components"]["securitySchemes"])
+    assert all(op.get("tags") for path in document["paths"].values() for op in path.values())
+
+
+def test_served_routes_and_documented_operations_are_the_same(document):
+    app = create_app(Settings(_env_file=None))
+    served = set()
+    for route in app.app.routes:
+        if route.path in DOCS_PATHS or route.path.startswith("/docs/static"):
+            continue
+        served |= {(m, route.path) for m in route.methods - {"HEAD"}}
+    documented = {(m.upper(), path) for path, ops in document["paths"].items() for m in ops}
+    assert served == documented
+    assert documented == {(op.method, op.path) for op in OPERATIONS}
+    for op in OPERATIONS:  # every path template's parameter is declared, and only those
+        assert set(re.findall(r"{(\w+)}", op.path)) == set(op.path_params), op.path
+
+
+def test_every_documented_operation_is_answered(srv, document):
+    for path, ops in document["paths"].items():
+        for method in ops:
+            url = path.replace("{name}", "o200k_base").replace("{asset}", "playground.css")
+            r = srv.client.request(method.upper(), url, json={} if method == "post" else None)
+            assert r.status_code not in (404, 405) or r.json()["error"]["code"] not in (
+                "not_found", "method_not_allowed"), (method, path, r.text)
+
+
+def test_undocumented_paths_are_404(srv):
+    for path in ("/v1/encode", "/encode/x", "/admin", "/admin/other", "/internal"):
+        r = srv.client.post(path, json={})
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+
+
+CHAT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"}]
+ADMIN_HEADER = {"Authorization": f"Bearer {ADMIN}"}
+
+#: (method, documented path, concrete path, json body, headers, expected status)
+RECORDED = [
+    ("POST", "/encode", "/encode", {"text": "hello world"}, None, 200),
+    ("POST", "/encode", "/encode", {"text": "héllo 😀", "return_offsets": True,
+                                    "offset_units": "utf16", "return_tokens": True}, None, 200),
+    ("POST", "/encode", "/encode", {"texts": ["a", "b c"], "return_offsets": True}, None, 200),
+    ("POST", "/encode", "/encode", {"text": "<|endoftext|>"}, None, 400),
+    ("POST", "/encode", "/encode", {"text": "a", "tokenizer": "nope"}, None, 404),
+    ("POST", "/encode", "/encode", {"text": "a" * 50_001}, None, 413),
+    ("POST", "/encode", "/encode", {"text": 1}, None, 422),
+    ("POST", "/encode", "/encode", "not json", None, 422),
+    ("POST", "/encode", "/encode", {"text": "a"}, {"content-type": "text/plain"}, 415),
+    ("POST", "/count", "/count", {"text": "hello world"}, None, 200),
+    ("POST", "/count", "/count", {"texts": ["a", "b c"]}, None, 200),
+    ("POST", "/count", "/count", {"tokenizer": "deepseek-v4", "messages": CHAT}, None, 200),
+    ("POST", "/count", "/count", {"messages": CHAT}, None, 404),  # o200k_base: no template
+    ("POST", "/count", "/count", {"tokenizer": "deepseek-v4", "messages": CHAT,
+                                  "template": "nope"}, None, 404),
+    ("POST", "/count", "/count", {"text": "a", "texts": ["b"]}, None, 422),
+    ("POST", "/decode", "/decode", {"ids": [24912, 2375]}, None, 200),
+    ("POST", "/decode", "/decode", {"batch_ids": [[24912], [2375]]}, None, 200),
+    ("POST", "/decode", "/decode", {"ids": [10**9]}, None, 400),
+    ("POST", "/decode", "/decode", {"ids": [1] * 10_001}, None, 413),
+    ("POST", "/render_chat", "/render_chat", {"tokenizer": "deepseek-v4", "messages": CHAT},
+     None, 200),
+    ("POST", "/render_chat", "/render_chat", {
+        "tokenizer": "deepseek-v4", "messages": CHAT, "return_offsets": True,
+        "return_assistant_mask": True, "return_ids": False}, None, 200),
+    ("POST", "/render_chat", "/render_chat", {
+        "tokenizer": "deepseek-v4",
+        "messages": [{"role": "user", "content": "<｜end▁of▁sentence｜>"}]}, None, 400),
+    ("POST", "/render_chat", "/render_chat", {"tokenizer": "deepseek-v4", "messages": []},
+     None, 422),
+    ("GET", "/tokenizers", "/tokenizers", None, None, 200),
+    ("GET", "/tokenizers/{name}", "/tokenizers/o200k_base", None, None, 200),
+    ("GET", "/tokenizers/{name}", "/tokenizers/deepseek-v4@1", None, None, 200),
+    ("GET", "/tokenizers/{name}", "/tokenizers/nope", None, None, 404),
+    ("GET", "/healthz", "/healthz", None, None, 200),
+    ("GET", "/metrics", "/metrics", None, None, 200),
+    ("POST", "/admin/reload", "/admin/reload", None, ADMIN_HEADER, 200),
+    ("POST", "/admin/reload", "/admin/reload", None, None, 401),
+    ("POST", "/admin/reload", "/admin/reload", None, {"Authorization": "Bearer no"}, 403),
+    ("GET", "/", "/", None, None, 200),
+    ("GET", "/playground", "/playground", None, None, 200),
+    ("GET", "/playground/{asset}", "/playground/playground.js", None, None, 200),
+    ("GET", "/playground/{asset}", "/playground/nope.js", None, None, 404),
+]
+
+
+@pytest.mark.parametrize("method,template,path,body,headers,status", RECORDED,
+                         ids=[f"{r[0]} {r[2]} {r[5]}" for r in RECORDED])
+def test_real_responses_match_the_documented_schemas(srv, document, method, template, path,
+                                                     body, headers, status):
+    if isinstance(body, str):
+        r = srv.client.request(method, path, content=body.encode(),
+                               headers={"content-type": "application/json", **(headers or {})})
+    else:
+        r = srv.client.request(method, path, json=body, headers=headers)
+    assert r.status_code == status, r.text[:300]
+    _validate(document, method, template, r)
+
+
+def test_every_operation_and_status_pair_is_exercised_somewhere():
+    """RECORDED covers each operation, and each documented 2xx response."""
+    covered = {(m, t) for m, t, *_ in RECORDED}
+    assert covered == {(op.method, op.path) for op in OPERATIONS}
+
+
+def test_one_of_rules_are_in_the_request_schemas(srv, document):
+    def schema_accepts(path: str, body: dict) -> bool:
+        schema = document["paths"][path]["post"]["requestBody"]["content"][
+            "application/json"]["schema"]
+        return jsonschema.Draft202012Validator({**document, **schema}).is_valid(body)
+
+    cases = [
+        ("/encode", {"text": "a"}), ("/encode", {"texts": ["a"]}), ("/encode", {}),
+        ("/encode", {"text": "a", "texts": ["b"]}), ("/encode", {"text": "a", "texts": None}),
+        ("/count", {"messages": CHAT, "tokenizer": "deepseek-v4"}),
+        ("/count", {"messages": CHAT, "text": "a"}),
+        ("/count", {"messages": CHAT, "tokenizer": "deepseek-v4",
+                    "add_generation_prompt": True, "continue_final_message": True}),
+        ("/decode", {"ids": [1]}), ("/decode", {"batch_ids": [[1]]}),
+        ("/decode", {"ids": [1], "batch_ids": [[1]]}), ("/decode", {}),
+        ("/render_chat", {"messages": CHAT, "tokenizer": "deepseek-v4",
+                          "add_generation_prompt": True, "continue_final_message": True}),
+        ("/render_chat", {"messages": CHAT, "tokenizer": "deepseek-v4",
+                          "add_generation_prompt": True}),
+    ]
+    for path, body in cases:
+        r = srv.client.post(path, json=body)
+        accepted = schema_accepts(path, body)
+        assert accepted == (r.status_code != 422), (path, body, r.text[:200])
+
+
+def test_security_is_declared_only_when_a_token_is_set(live_server, bundled):
+    settings = Settings(_env_file=None, bundled_artifacts=bundled("o200k_base").parent.parent,
+                        auth_token="t")
+    with live_server(settings) as server:
+        doc = server.client.get("/openapi.json").json()
+    assert doc["paths"]["/encode"]["post"]["security"] == [{"bearer": []}]
+    assert "401" in doc["paths"]["/encode"]["post"]["responses"]
+    assert doc["paths"]["/healthz"]["get"]["security"] == []
+    assert doc["paths"]["/admin/reload"]["post"]["security"] == []  # no admin token here
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_docs_pages_load_their_assets_from_the_service(srv, page):
+    html = srv.client.get(page).text
+    links = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert links and not re.search(r"https?://", html)
+    for link in links:
+        assert srv.client.get(link).status_code == 200, link
