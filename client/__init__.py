@@ -11,11 +11,11 @@
 Needs only httpx (no web framework): the service's dependencies are not imported.
 """
 
-from .errors import (BY_CODE, DisallowedSpecialToken, Forbidden, InvalidJson,
+from .errors import (BY_CODE, ChatUnavailable, DisallowedSpecialToken, Forbidden, InvalidJson,
                      InvalidRequest, InvalidUtf8, MethodNotAllowed, NotFound, PayloadTooLarge,
                      ReservedLiteralInContent, ServerError, SpecialTokenInText, TemplateError,
                      TemplateNotFound, TokserveConnectionError, TokserveError, Unauthorized,
-                     Unavailable, UnknownTokenId, UnknownTokenizer)
+                     Unavailable, UnknownTokenId, UnknownTokenizer, UnsupportedMediaType)
 from .http import AsyncClient, Client
 from .remote import AsyncRemoteEncoding, RemoteEncoding
 from .results import (EncodeBatchResult, Encoded, EncodeResult, RenderChatResult,
@@ -28,6 +28,6 @@ __all__ = [
     "TokserveError", "TokserveConnectionError", "InvalidRequest", "InvalidJson",
     "SpecialTokenInText", "DisallowedSpecialToken", "UnknownTokenId", "InvalidUtf8",
     "ReservedLiteralInContent", "TemplateError", "UnknownTokenizer", "TemplateNotFound",
-    "PayloadTooLarge", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
-    "Unavailable", "ServerError", "BY_CODE",
+    "PayloadTooLarge", "UnsupportedMediaType", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
+    "Unavailable", "ChatUnavailable", "ServerError", "BY_CODE",
 ]

@@ -94,6 +94,12 @@ class PayloadTooLarge(TokserveError):
     code = "payload_too_large"
 
 
+class UnsupportedMediaType(TokserveError, ValueError):
+    """415: the body was not sent as ``application/json`` (this client always does)."""
+
+    code = "unsupported_media_type"
+
+
 class Unauthorized(TokserveError):
     code = "unauthorized"
 
@@ -118,6 +124,12 @@ class Unavailable(TokserveError):
     code = "unavailable"
 
 
+class ChatUnavailable(TokserveError):
+    """501: this server was built without chat rendering."""
+
+    code = "chat_unavailable"
+
+
 class ServerError(TokserveError):
     """5xx other than 503: a bug on the server side; quote ``request_id``."""
 
@@ -129,7 +141,8 @@ BY_CODE: dict[str, type[TokserveError]] = {
     cls.code: cls for cls in (
         InvalidRequest, InvalidJson, SpecialTokenInText, UnknownTokenId, InvalidUtf8,
         ReservedLiteralInContent, TemplateError, UnknownTokenizer, TemplateNotFound,
-        PayloadTooLarge, Unauthorized, Forbidden, NotFound, MethodNotAllowed, ServerError,
+        PayloadTooLarge, UnsupportedMediaType, Unauthorized, Forbidden, NotFound,
+        MethodNotAllowed, ChatUnavailable, ServerError,
     )
 }
 BY_CODE.update({"admin_disabled": NotFound, "no_artifacts": Unavailable,

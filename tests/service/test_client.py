@@ -403,3 +403,22 @@ def test_readme_python_examples_run(server):
             else:
                 checked.append(line)
         exec(compile(ast.parse("\n".join(checked)), "README.md", "exec"), scope)
+
+
+def test_every_code_the_service_documents_has_its_client_exception():
+    """The client's code table and the service's operation table agree: each error code an
+    operation can answer with raises its own subclass, never the bare base class."""
+    from tokserve.service.openapi import build
+
+    document = build("0", auth=True, admin=True)
+    codes = set()
+    for path in document["paths"].values():
+        for op in path.values():
+            for status, response in op["responses"].items():
+                if status.startswith(("4", "5")):
+                    schema = response["content"]["application/json"]["schema"]
+                    codes |= set(schema["allOf"][1]["properties"]["error"]["properties"]
+                                 ["code"]["enum"])
+    assert "unsupported_media_type" in codes and "invalid_request" in codes
+    missing = sorted(c for c in codes if c not in tc.BY_CODE)
+    assert not missing, f"codes with no client exception: {missing}"
