@@ -13,6 +13,11 @@ bounded, because a body is attacker-sized input:
   recursively (``messages``, ``tools``, ``template_kwargs``) are held to ``MAX_DEPTH``.
   Typed fields (``text``, ``ids``...) need no walk: their schema refuses a nested value at
   its first level. Either way the answer is 422, never a ``RecursionError``.
+* Integers (``ids``, ``batch_ids``, ``max_tokens``) are checked here first, at C speed on
+  the usual all-integers body: JSON (and the OpenAPI schema) calls ``5.0`` an integer, so
+  integral numbers become ints, while strings, booleans and fractions are refused with
+  the first ``MAX_LISTED`` positions and their total. The validator would otherwise build
+  one error per bad item: 4 million of them took 1.3 s to find and 15 s to list.
 
 orjson refuses lone-surrogate escapes (``"\\ud800"``), which JSON allows and clients
 send; for those bodies only the stdlib parser runs, keeping them as lone surrogates in
@@ -26,10 +31,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, TypeVar
+from functools import lru_cache
+from itertools import compress, repeat
+from operator import is_
+from types import UnionType
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import orjson
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Strict
 
 from .errors import InvalidJson, InvalidRequest, shorten
 
@@ -72,15 +81,16 @@ def parse_json(raw: bytes, model: type[M]) -> M:
             raise InvalidRequest(
                 f"`{name}` is nested deeper than {MAX_DEPTH} levels", field=name,
                 limit=MAX_DEPTH)
-    try:
-        return model.model_validate(data)
-    except ValidationError:
+    integers = _integer_fields(model)
+    if any(_has_floats(data.get(n), d) for n, d in integers.items()):
         # orjson turns integers beyond 64 bits into floats; an id like 2**70 or -10**19
-        # must be refused as an unknown id (400), not as "not an integer" (422).
-        # Re-parse exactly.
-        if not _LONG_DIGIT_RUN.search(raw):
-            raise
-        return model.model_validate(json.loads(raw.decode("utf-8")))
+        # must be refused as that unknown id (400), not as a rounded one. Re-parse exactly.
+        if _LONG_DIGIT_RUN.search(raw):
+            data = json.loads(raw.decode("utf-8"))
+        for name, depth in integers.items():
+            if name in data:
+                data[name] = _as_integers(data[name], depth, name)
+    return model.model_validate(data)
 
 
 def _loads(raw: bytes) -> Any:
@@ -125,6 +135,104 @@ def _unknown_fields(data: dict[str, Any], model: type[BaseModel]) -> InvalidRequ
                  "type": "extra_forbidden"} for k in listed],
         errors_total=total,
     )
+
+
+@lru_cache(maxsize=None)
+def _integer_fields(model: type[BaseModel]) -> dict[str, int]:
+    """``{field: depth}`` for the model's strict-integer fields: 0 an integer, 1 a list
+    of them, 2 a list of lists (read from the annotations, so the schema is the one
+    home of which fields are integers)."""
+    out = {}
+    for name, info in model.model_fields.items():
+        depth = _integer_depth(info.annotation, info.metadata)
+        if depth is not None:
+            out[name] = depth
+    return out
+
+
+def _integer_depth(annotation: Any, metadata: list[Any] = ()) -> int | None:
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    origin = get_origin(annotation)
+    if origin in (Union, UnionType) and len(args) == 1:
+        return _integer_depth(args[0])
+    if origin is list and len(args) == 1:
+        inner = _integer_depth(args[0])
+        return None if inner is None else inner + 1
+    if origin is Annotated and args and args[0] is int:
+        return 0 if any(isinstance(m, Strict) for m in get_args(annotation)[1:]) else None
+    if annotation is int and any(isinstance(m, Strict) for m in metadata):
+        return 0
+    return None
+
+
+def _has_floats(value: Any, depth: int) -> bool:
+    if depth == 0 or not isinstance(value, list):
+        return type(value) is float
+    if depth == 1:
+        return float in set(map(type, value))
+    return any(_has_floats(row, 1) for row in value)
+
+
+def _as_integers(value: Any, depth: int, name: str) -> Any:
+    """``value`` with integral floats as ints; raises InvalidRequest listing the first
+    items that are not integers (and counting all of them). Values of another shape are
+    left for the validator to refuse (one error each). Every pass over a list is a C-level
+    ``map``/``count``/``index``, so a 16 MB body of bad ids costs tenths of a second."""
+    if depth == 0:
+        return int(value) if type(value) is float and value.is_integer() else value
+    if not isinstance(value, list):
+        return value
+    rows = [value] if depth == 1 else value
+    if depth == 2 and not all(isinstance(row, list) for row in rows):
+        return value
+    bad: list[list[Any]] = []
+    total = 0
+    fixed_rows = []
+    for r, row in enumerate(rows):
+        fixed, positions, n_bad = _integral_row(row)
+        fixed_rows.append(fixed)
+        total += n_bad
+        for i in positions[:MAX_LISTED - len(bad)]:
+            bad.append([name, i] if depth == 1 else [name, r, i])
+    if total:
+        where = ".".join(map(str, bad[0]))
+        more = f" (and {total - 1} more)" if total > 1 else ""
+        raise InvalidRequest(
+            f"invalid request at {where}: Input should be a valid integer{more}",
+            errors=[{"loc": loc, "msg": "Input should be a valid integer",
+                     "type": "int_type"} for loc in bad],
+            errors_total=total)
+    return fixed_rows[0] if depth == 1 else fixed_rows
+
+
+def _integral_row(row: list[Any]) -> tuple[list[Any], list[int], int]:
+    """``(row as ints, first positions of non-integers, how many there are)``."""
+    types = list(map(type, row))
+    ints = types.count(int)
+    if ints == len(row):
+        return row, [], 0
+    float_at = list(compress(range(len(row)), map(is_, types, repeat(float))))
+    integral = list(map(float.is_integer, map(row.__getitem__, float_at)))
+    n_bad = len(row) - ints - integral.count(True)
+    if not n_bad:
+        return list(map(int, row)), [], 0
+    positions: list[int] = []  # the first MAX_LISTED of each kind: enough for the first overall
+    for kind in set(types) - {int, float}:  # strings, booleans, null, lists, objects
+        at = -1
+        for _ in range(MAX_LISTED):
+            try:
+                at = types.index(kind, at + 1)
+            except ValueError:
+                break
+            positions.append(at)
+    k = -1
+    for _ in range(MAX_LISTED):  # fractions
+        try:
+            k = integral.index(False, k + 1)
+        except ValueError:
+            break
+        positions.append(float_at[k])
+    return row, sorted(positions)[:MAX_LISTED], n_bad
 
 
 def _depth_over(value: dict | list, limit: int) -> bool:

@@ -51,10 +51,30 @@ def test_decode_strict_and_replace(client):
 
 
 @pytest.mark.parametrize("payload", [
-    {"ids": ["1"]}, {"ids": [1.0]}, {"ids": [True]}, {"ids": 5}, {},
+    {"ids": ["1"]}, {"ids": [1.5]}, {"ids": [True]}, {"ids": [None]}, {"ids": 5}, {},
     {"ids": [1], "batch_ids": [[1]]}, {"ids": [1], "errors": "ignore"},
+    {"batch_ids": [[1], ["2"]]},
 ])
 def test_decode_schema_errors_are_422(client, payload):
     r = client.post("/decode", json=payload)
     assert r.status_code == 422
     assert r.json()["error"]["code"] == "invalid_request"
+
+
+def test_integral_numbers_are_integers_as_json_says(client):
+    """JSON (and the OpenAPI schema's `integer`) has one number 5 however it is written:
+    5.0 and 5e0 are ids; fractions, strings and booleans are not."""
+    plain = client.post("/decode", json={"ids": [24912, 2375]}).json()["text"]
+    for raw in (b'{"ids": [24912.0, 2375]}', b'{"ids": [2.4912e4, 2375.0]}',
+                b'{"batch_ids": [[24912.0, 2375]]}'):
+        r = client.post("/decode", content=raw, headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        assert r.json().get("text", r.json().get("texts", [None])[0]) == plain
+
+
+def test_many_bad_ids_are_refused_fast_with_a_capped_list(client):
+    r = client.post("/decode", json={"ids": [1, 2.5, "x", True] * 50_000})
+    err = r.json()["error"]
+    assert r.status_code == 422 and err["errors_total"] == 150_000
+    assert [e["loc"] for e in err["errors"][:3]] == [["ids", 1], ["ids", 2], ["ids", 3]]
+    assert "(and 149999 more)" in err["message"]
