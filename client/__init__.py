@@ -15,7 +15,8 @@ from .errors import (BY_CODE, ChatUnavailable, DisallowedSpecialToken, Forbidden
                      InvalidRequest, InvalidUtf8, MethodNotAllowed, NotFound, PayloadTooLarge,
                      ReservedLiteralInContent, ServerError, SpecialTokenInText, TemplateError,
                      TemplateNotFound, TokserveConnectionError, TokserveError, Unauthorized,
-                     Unavailable, UnknownTokenId, UnknownTokenizer, UnsupportedMediaType)
+                     Unavailable, UnknownTokenId, UnknownTokenizer, UnsupportedMediaType,
+                     UnknownModel, ContextOverflow)
 from .http import AsyncClient, Client
 from .remote import AsyncRemoteEncoding, RemoteEncoding
 from .results import (EncodeBatchResult, Encoded, EncodeResult, RenderChatResult,
@@ -27,7 +28,8 @@ __all__ = [
     "TokenizerList",
     "TokserveError", "TokserveConnectionError", "InvalidRequest", "InvalidJson",
     "SpecialTokenInText", "DisallowedSpecialToken", "UnknownTokenId", "InvalidUtf8",
-    "ReservedLiteralInContent", "TemplateError", "UnknownTokenizer", "TemplateNotFound",
+    "ReservedLiteralInContent", "TemplateError", "UnknownTokenizer", "UnknownModel",
+    "ContextOverflow", "TemplateNotFound",
     "PayloadTooLarge", "UnsupportedMediaType", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
     "Unavailable", "ChatUnavailable", "ServerError", "BY_CODE",
 ]

@@ -87,6 +87,10 @@ def tokenizer(name: str) -> Call:
                 lambda b: from_body(TokenizerInfo, b))
 
 
+def models() -> Call:
+    return Call("GET", "/models", None, lambda b: b)
+
+
 def health() -> Call:
     return Call("GET", "/healthz", None, lambda b: b)
 

@@ -86,6 +86,18 @@ class UnknownTokenizer(TokserveError):
     code = "tokenizer_not_found"
 
 
+class UnknownModel(TokserveError):
+    """404: no model of that name in the server's table (``details["suggestions"]``)."""
+
+    code = "unknown_model"
+
+
+class ContextOverflow(TokserveError, ValueError):
+    """400: the chat does not fit ``max_tokens`` (even after ``fit``)."""
+
+    code = "context_overflow"
+
+
 class TemplateNotFound(TokserveError):
     code = "template_not_found"
 
@@ -140,7 +152,8 @@ class ServerError(TokserveError):
 BY_CODE: dict[str, type[TokserveError]] = {
     cls.code: cls for cls in (
         InvalidRequest, InvalidJson, SpecialTokenInText, UnknownTokenId, InvalidUtf8,
-        ReservedLiteralInContent, TemplateError, UnknownTokenizer, TemplateNotFound,
+        ReservedLiteralInContent, TemplateError, UnknownTokenizer, UnknownModel,
+        ContextOverflow, TemplateNotFound,
         PayloadTooLarge, UnsupportedMediaType, Unauthorized, Forbidden, NotFound,
         MethodNotAllowed, ChatUnavailable, ServerError,
     )

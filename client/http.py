@@ -140,6 +140,10 @@ class Client(_Base):
         """``GET /tokenizers/{name}``: one version with its manifest."""
         return self._run(calls.tokenizer(name))
 
+    def models(self) -> dict[str, Any]:
+        """``GET /models``: the model names the server accepts and their tokenizers."""
+        return self._run(calls.models())
+
     def health(self) -> dict[str, Any]:
         return self._run(calls.health())
 
@@ -214,6 +218,9 @@ class AsyncClient(_Base):
 
     async def tokenizer(self, name: str) -> TokenizerInfo:
         return await self._run(calls.tokenizer(name))
+
+    async def models(self) -> dict[str, Any]:
+        return await self._run(calls.models())
 
     async def health(self) -> dict[str, Any]:
         return await self._run(calls.health())

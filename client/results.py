@@ -28,6 +28,8 @@ class Encoded:
     count: int
     offsets: list[list[int]] | None = None
     tokens: list[str] | None = None
+    truncated: bool | None = None  # with max_tokens
+    original_count: int | None = None  # with max_tokens
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -37,6 +39,7 @@ class EncodeResult(Encoded):
 
     tokenizer: str = ""
     tokenizer_hash: str = ""
+    model: str | None = None  # the model name the request asked by
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,12 @@ class RenderChatResult:
     offsets: list[list[int]] | None = None
     assistant_spans: list[list[int]] | None = None
     labels: list[int] | None = None
+    mask_rule: str | None = None
+    model: str | None = None
+    message_counts: list[dict[str, Any]] | None = None  # with return_message_counts
+    tools_tokens: int | None = None
+    template_tokens: int | None = None
+    dropped_messages: list[int] | None = None  # with fit
     extra: dict[str, Any] = field(default_factory=dict)
 
 

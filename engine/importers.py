@@ -19,8 +19,11 @@ from .presets import PRESETS
 
 def import_tiktoken(rank_file: str | Path, root: str | Path, name: str, version: str, *,
                     preset: str | None = None, pattern: str | None = None,
-                    special_tokens: dict[str, int] | None = None, **fields: Any) -> dict:
-    """A tiktoken rank file plus a preset (or an explicit pattern and special tokens)."""
+                    special_tokens: dict[str, int] | None = None,
+                    extra_templates: dict[str, str | Path] | None = None,
+                    **fields: Any) -> dict:
+    """A tiktoken rank file plus a preset (or an explicit pattern and special tokens).
+    ``extra_templates`` (name -> Jinja file or text) ship as its chat templates."""
     rank_file = Path(rank_file)
     if preset is None and pattern is None:
         raise ArtifactError(f"importing {rank_file}: give a preset ({', '.join(PRESETS)}) "
@@ -36,14 +39,16 @@ def import_tiktoken(rank_file: str | Path, root: str | Path, name: str, version:
         bos_token=fields.pop("bos_token", p.bos_token if p else None),
         eos_token=fields.pop("eos_token", p.eos_token if p else None),
         add_bos_token=fields.pop("add_bos_token", bool(p and p.add_bos_token)),
+        chat_templates=extra_templates, **_default_template(extra_templates),
         **fields,
     )
 
 
-def import_hf(directory: str | Path, root: str | Path, name: str, version: str,
-              **fields: Any) -> dict:
+def import_hf(directory: str | Path, root: str | Path, name: str, version: str, *,
+              extra_templates: dict[str, str | Path] | None = None, **fields: Any) -> dict:
     """A Hugging Face tokenizer directory (tokenizer.json, tokenizer_config.json,
-    special_tokens_map.json); chat templates in the config become named templates."""
+    special_tokens_map.json); chat templates in the config become named templates, and
+    ``extra_templates`` are added (replacing one of the same name)."""
     directory = Path(directory)
     if not (directory / "tokenizer.json").exists():
         raise ArtifactError(f"{directory} has no tokenizer.json")
@@ -65,10 +70,12 @@ def import_hf(directory: str | Path, root: str | Path, name: str, version: str,
     jinja = directory / "chat_template.jinja"
     if jinja.exists() and "default" not in templates:
         templates["default"] = jinja.read_text(encoding="utf-8")
+    default = {} if templates else _default_template(extra_templates)  # the config's stays
+    templates.update(extra_templates or {})
     return write_artifact(
         root, name, version, files, format="hf_tokenizer_json", tokenizer_file="tokenizer.json",
         tokenizer_config_file="tokenizer_config.json" if "tokenizer_config.json" in files else None,
-        chat_templates=templates,
+        chat_templates=templates, **default,
         bos_token=_added_token_text(config.get("bos_token")),
         eos_token=_added_token_text(config.get("eos_token")),
         pad_token=_added_token_text(config.get("pad_token")),
@@ -79,12 +86,22 @@ def import_hf(directory: str | Path, root: str | Path, name: str, version: str,
     )
 
 
-def import_tekken(path: str | Path, root: str | Path, name: str, version: str,
+def import_tekken(path: str | Path, root: str | Path, name: str, version: str, *,
+                  extra_templates: dict[str, str | Path] | None = None,
                   **fields: Any) -> dict:
-    """A Mistral tekken.json, copied unchanged."""
+    """A Mistral tekken.json, copied unchanged (``extra_templates``: its chat templates)."""
     path = Path(path)
     return write_artifact(root, name, version, {path.name: path}, format="tekken",
-                          tokenizer_file=path.name, **fields)
+                          tokenizer_file=path.name, chat_templates=extra_templates,
+                          **_default_template(extra_templates), **fields)
+
+
+def _default_template(extra: dict[str, str | Path] | None) -> dict[str, Any]:
+    """A template given at import is the default when it is the artifact's only one (a
+    template named "default" is the default anyway)."""
+    if extra and len(extra) == 1 and "default" not in extra:
+        return {"default_chat_template": next(iter(extra))}
+    return {}
 
 
 def import_any(path: str | Path, root: str | Path, name: str, version: str,

@@ -54,8 +54,10 @@ def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceSt
                         "(loaded: %s)", settings.default_tokenizer, ", ".join(registry.refs()))
     cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
                         settings.cache_max_text_chars)
-    cache.on_hit = metrics.cache_hits.inc
-    cache.on_miss = metrics.cache_misses.inc
+    hits = {kind: metrics.cache_hits.labels(kind) for kind in ("text", "chat")}
+    misses = {kind: metrics.cache_misses.labels(kind) for kind in ("text", "chat")}
+    cache.on_hit = lambda kind: hits[kind].inc()
+    cache.on_miss = lambda kind: misses[kind].inc()
     return ServiceState(settings=settings, registry=registry, cache=cache, metrics=metrics)
 
 

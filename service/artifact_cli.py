@@ -2,6 +2,7 @@
 
     tokserve artifact import SOURCE --name N --version V [--out ROOT]
                              [--preset P | --pattern REGEX --special-tokens JSON]
+                             [--chat-template FILE [--template-name NAME]]
     tokserve artifact verify DIR [DIR ...]
     tokserve artifact list [--artifacts ROOT ...]
     tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT ...
@@ -40,6 +41,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp.add_argument("--pattern", help="pre-tokenizer regex (rank files without a preset)")
     imp.add_argument("--special-tokens", type=json.loads, metavar="JSON",
                      help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
+    imp.add_argument("--chat-template", type=Path, metavar="FILE",
+                     help="a Jinja chat template to ship with the tokenizer (any source "
+                          "format; hashed into the manifest like the other files)")
+    imp.add_argument("--template-name", default="default", metavar="NAME",
+                     help="name of --chat-template (default: 'default', which also makes "
+                          "it the default template)")
+    imp.add_argument("--models", nargs="+", metavar="MODEL",
+                     help="model names or Hugging Face repo ids that use this tokenizer "
+                          "(then accepted as `model` in requests)")
     imp.add_argument("--source-note", help="provenance recorded in the manifest")
     imp.add_argument("--license", help="licence recorded in the manifest")
 
@@ -84,8 +94,13 @@ def _import(args: argparse.Namespace) -> int:
 
     fields = {k: v for k, v in (("preset", args.preset), ("pattern", args.pattern),
                                 ("special_tokens", args.special_tokens),
-                                ("source", args.source_note), ("license", args.license))
+                                ("source", args.source_note), ("license", args.license),
+                                ("models", args.models))
               if v is not None}
+    if args.chat_template is not None:
+        if not args.chat_template.is_file():
+            raise ValueError(f"--chat-template {args.chat_template}: no such file")
+        fields["extra_templates"] = {args.template_name: args.chat_template}
     if "source" not in fields:
         fields["source"] = f"imported from {args.source.name}"
     manifest = import_any(args.source, args.out, args.name, args.version, **fields)

@@ -13,8 +13,9 @@ cache with entries that never hit, at the cost of an insert and a 1 KB+ allocati
 request (page faults while the cache grows, evictions once it is full). Texts that do
 repeat (system prompts, retries, templates) are stored from their second request on.
 
-Values are what the route needs to answer without the engine: an ``int`` for counts, or
-the serialized JSON fragment (bytes) of one encode result, so a hit costs one dict lookup
+Values are what the route needs to answer without the engine: an ``int`` for counts, the
+serialized JSON fragment (bytes) of one encode result, or for a chat the serialized body
+and its count, so a hit costs one dict lookup
 and no re-serialization. The byte bound counts key text plus value, approximately.
 
 Thread-safety: routes may fill the cache from worker threads, so every operation holds a
@@ -37,8 +38,9 @@ from typing import Any
 def _entry_size(key: tuple[Any, ...], value: Any) -> int:
     text = key[-1]
     size = 200 + (sys.getsizeof(text) if isinstance(text, str) else 64)
-    if isinstance(value, (bytes, bytearray)):
-        size += len(value)
+    for part in value if isinstance(value, tuple) else (value,):
+        if isinstance(part, (bytes, bytearray)):
+            size += len(part)
     return size
 
 
@@ -56,14 +58,15 @@ class ResultCache:
         self._seen: set[int] = set()  # hashes of keys put once (see "Admission")
         self.hits = 0
         self.misses = 0
-        self.on_hit: Callable[[], None] | None = None
-        self.on_miss: Callable[[], None] | None = None
+        self.on_hit: Callable[[str], None] | None = None
+        self.on_miss: Callable[[str], None] | None = None
 
     def cacheable(self, text: str) -> bool:
         return self.enabled and len(text) <= self.max_text_chars
 
-    def get(self, key: tuple[Any, ...]) -> Any:
-        """Return the cached value or ``None`` (values are never ``None``)."""
+    def get(self, key: tuple[Any, ...], kind: str = "text") -> Any:
+        """Return the cached value or ``None`` (values are never ``None``). ``kind``
+        ("text" or "chat") labels the hit or miss in the metrics."""
         with self._lock:
             item = self._data.get(key)
             if item is not None:
@@ -71,11 +74,11 @@ class ResultCache:
         if item is None:
             self.misses += 1
             if self.on_miss:
-                self.on_miss()
+                self.on_miss(kind)
             return None
         self.hits += 1
         if self.on_hit:
-            self.on_hit()
+            self.on_hit(kind)
         return item[0]
 
     def put(self, key: tuple[Any, ...], value: Any) -> None:

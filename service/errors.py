@@ -37,6 +37,19 @@ class TokenizerNotFound(ServiceError):
     code = "tokenizer_not_found"
 
 
+class UnknownModel(ServiceError):
+    """``model`` names no model the table (GET /models) knows; ``suggestions`` has close
+    matches."""
+
+    code = "unknown_model"
+
+
+class ContextOverflow(ServiceError):
+    """The chat does not fit ``max_tokens`` (even after ``fit`` dropped what it may)."""
+
+    code = "context_overflow"
+
+
 class TemplateNotFound(ServiceError):
     """Unknown template name, or the tokenizer has no chat template at all."""
 
@@ -122,6 +135,8 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     engine_errors.EngineError: 400,
     # service
     TokenizerNotFound: 404,
+    UnknownModel: 404,
+    ContextOverflow: 400,
     TemplateNotFound: 404,
     TemplateError: 400,
     ReservedLiteralInContent: 400,

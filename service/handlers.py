@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 
 from .errors import dumps
 from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
+from .conversation import chat_count_body, render_chat_body
 from .serving import (
     ServiceState,
     check_decode_limits,
@@ -22,7 +23,6 @@ from .serving import (
     decode_body,
     encode_body,
     head_dict,
-    render_chat as render,
 )
 
 Handler = Callable[[ServiceState, bytes], Awaitable[bytes]]
@@ -33,36 +33,43 @@ _ALWAYS_OFFLOAD = 1 << 62
 
 async def encode(state: ServiceState, raw: bytes) -> bytes:
     req = await state.parse(raw, EncodeRequest)
-    entry = state.registry.resolve(req.tokenizer)
+    entry, model = state.registry.lookup(req.tokenizer, req.model)
     size = check_encode_limits(state, req)
-    return await state.run(lambda: encode_body(state, entry, req), size)
+    return await state.run(lambda: encode_body(state, entry, req, model), size)
 
 
 async def decode(state: ServiceState, raw: bytes) -> bytes:
     req = await state.parse(raw, DecodeRequest)
-    entry = state.registry.resolve(req.tokenizer)
+    entry, model = state.registry.lookup(req.tokenizer, req.model)
     size = check_decode_limits(state, req)
-    return await state.run(lambda: decode_body(state, entry, req), size)
+    return await state.run(lambda: decode_body(state, entry, req, model), size)
 
 
 async def count(state: ServiceState, raw: bytes) -> bytes:
     req = await state.parse(raw, CountRequest)
-    entry = state.registry.resolve(req.tokenizer)
+    entry, model = state.registry.lookup(req.tokenizer, req.model)
     if req.messages is not None:
-        return dumps(await state.run(lambda: render(state, entry, req, for_count=True),
-                                     _ALWAYS_OFFLOAD))
+        return await state.run(lambda: chat_count_body(state, entry, req, model),
+                               _ALWAYS_OFFLOAD)
     size = check_encode_limits(state, req)
     counts = await state.run(lambda: count_texts(state, entry, req), size)
-    body = head_dict(entry)
+    body = head_dict(entry, model)
+    limit = req.max_tokens
+    kept = counts if limit is None else [min(n, limit) for n in counts]
     if req.text is not None:
-        body["count"] = counts[0]
+        body["count"] = kept[0]
+        if limit is not None:
+            body["truncated"], body["original_count"] = counts[0] > limit, counts[0]
     else:
-        body["counts"] = counts
-        body["total"] = sum(counts)
+        body["counts"] = kept
+        body["total"] = sum(kept)
+        if limit is not None:
+            body["truncated"] = [n > limit for n in counts]
+            body["original_counts"] = counts
     return dumps(body)
 
 
 async def render_chat(state: ServiceState, raw: bytes) -> bytes:
     req = await state.parse(raw, RenderChatRequest)
-    entry = state.registry.resolve(req.tokenizer)
-    return dumps(await state.run(lambda: render(state, entry, req), _ALWAYS_OFFLOAD))
+    entry, model = state.registry.lookup(req.tokenizer, req.model)
+    return await state.run(lambda: render_chat_body(state, entry, req, model), _ALWAYS_OFFLOAD)

@@ -8,7 +8,9 @@ Exported series (all prefixed ``tokserve_``):
   cardinality stays bounded whatever paths clients send.
 * ``tokens_total{tokenizer,endpoint}``: tokens returned by /encode, /count and
   /render_chat per ``name@version`` — the billing total.
-* ``cache_hits_total`` / ``cache_misses_total``; ``cache_entries`` / ``cache_bytes``.
+* ``cache_hits_total{kind}`` / ``cache_misses_total{kind}`` (``text``: /encode and
+  /count texts; ``chat``: /render_chat and chat /count); ``cache_entries`` /
+  ``cache_bytes``.
 * ``artifacts_loaded{tokenizer,tokenizer_hash}`` (1 per served version) and
   ``artifact_load_failures_total``; ``artifact_reloads_total{trigger,outcome}`` (hot
   reload: trigger ``sighup`` or ``admin``, outcome ``ok`` or ``refused_some``).
@@ -58,8 +60,10 @@ class Metrics:
             "tokserve_tokens", "Tokens counted per tokenizer version (billing total).",
             ("tokenizer", "endpoint"), registry=r,
         )
-        self.cache_hits = Counter("tokserve_cache_hits", "Result cache hits.", registry=r)
-        self.cache_misses = Counter("tokserve_cache_misses", "Result cache misses.", registry=r)
+        self.cache_hits = Counter("tokserve_cache_hits", "Result cache hits, by kind: text "
+                                  "(/encode, /count) or chat.", ("kind",), registry=r)
+        self.cache_misses = Counter("tokserve_cache_misses", "Result cache misses, by kind.",
+                                    ("kind",), registry=r)
         self.cache_entries = Gauge("tokserve_cache_entries", "Entries in the cache.", registry=r)
         self.cache_bytes = Gauge(
             "tokserve_cache_bytes", "Approximate bytes held by the cache.", registry=r

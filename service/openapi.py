@@ -66,6 +66,11 @@ _NOT_BOTH_FLAGS = {"not": {"required": ["add_generation_prompt", "continue_final
                            "properties": {"add_generation_prompt": {"const": True},
                                           "continue_final_message": {"const": True}}}}
 
+# `tokenizer` and `model` name what serves the request: one or the other (or neither).
+_NOT_BOTH_TARGETS = {"not": {"required": ["tokenizer", "model"],
+                             "properties": {"tokenizer": {"type": "string"},
+                                            "model": {"type": "string"}}}}
+
 
 def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str, Any]:
     schema = components.ref(model)
@@ -75,9 +80,12 @@ def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str
         # a chat /count carries the chat rule inside its branch
         chat = {"messages": {"allOf": [_NOT_BOTH_FLAGS]}} if model is CountRequest else None
         rules["oneOf"] = _one_of(names, chat)
+    checks = [schema, rules] if rules else [schema]
     if model is RenderChatRequest:
-        rules.update(_NOT_BOTH_FLAGS)
-    return {"allOf": [schema, rules]} if rules else schema
+        checks.append(_NOT_BOTH_FLAGS)
+    if "model" in model.model_fields:
+        checks.append(_NOT_BOTH_TARGETS)
+    return {"allOf": checks} if len(checks) > 1 else schema
 
 
 def _error_response(status: int, codes: tuple[str, ...], envelope: dict[str, Any]

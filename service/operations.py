@@ -31,16 +31,16 @@ from .routes._common import json_response
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
                       EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
-                      ReloadResponse, RenderChatRequest, RenderChatResponse,
+                      ModelsResponse, ReloadResponse, RenderChatRequest, RenderChatResponse,
                       TokenizerDetail, TokenizersResponse)
 
 # Error codes by status, shared by the operations that can produce them.
 _BODY = {413: ("payload_too_large", "input_too_large"),
          415: ("unsupported_media_type",),
          422: ("invalid_request", "invalid_json")}
-_TOKENIZER = {404: ("tokenizer_not_found",)}
-_CHAT = {400: ("template_error", "reserved_literal_in_content"),
-         404: ("tokenizer_not_found", "template_not_found"),
+_TOKENIZER = {404: ("tokenizer_not_found", "unknown_model")}
+_CHAT = {400: ("template_error", "reserved_literal_in_content", "context_overflow"),
+         404: ("tokenizer_not_found", "unknown_model", "template_not_found"),
          501: ("chat_unavailable",)}
 
 
@@ -77,7 +77,8 @@ OPERATIONS: tuple[Operation, ...] = (
         (EncodeResponse, EncodeBatchResponse), EncodeRequest,
         _merge({400: ("special_token_in_text",)}, _TOKENIZER, _BODY), handlers.encode,
         examples={"text": {"text": "hello world", "return_offsets": True},
-                  "texts": {"tokenizer": "cl100k_base", "texts": ["a", "b c"]}}),
+                  "texts": {"tokenizer": "cl100k_base", "texts": ["a", "b c"]},
+                  "model": {"model": "gpt-4o", "text": "hello world", "max_tokens": 1}}),
     Operation(
         "POST", "/count", "count", "tokenize",
         "Token count of text(s) or of a rendered chat; always len(ids) of /encode",
@@ -86,7 +87,9 @@ OPERATIONS: tuple[Operation, ...] = (
         examples={"text": {"text": "hello world"},
                   "texts": {"texts": ["hello", "world"]},
                   "messages": {"tokenizer": "deepseek-v4",
-                               "messages": [{"role": "user", "content": "hi"}]}}),
+                               "messages": [{"role": "user", "content": "hi"}]},
+                  "openai_chat": {"model": "gpt-4o", "return_message_counts": True,
+                                  "messages": [{"role": "user", "content": "hi"}]}}),
     Operation(
         "POST", "/decode", "decode", "tokenize", "Ids → text (or batch_ids → texts)",
         (DecodeResponse, DecodeBatchResponse), DecodeRequest,
@@ -109,6 +112,10 @@ OPERATIONS: tuple[Operation, ...] = (
         (TokenizerDetail,), errors=dict(_TOKENIZER), endpoint=tokenizers.get_tokenizer,
         path_params={"name": {"type": "string", "description": "name or name@version",
                               "examples": ["o200k_base", "o200k_base@1"]}}),
+    Operation(
+        "GET", "/models", "list_models", "tokenizers",
+        "Model names and Hugging Face repo ids accepted as `model` (or `tokenizer`), and "
+        "the tokenizer each uses", (ModelsResponse,), endpoint=tokenizers.list_models),
     Operation(
         "GET", "/healthz", "healthz", "ops", "200 once artifacts are loaded, else 503",
         (HealthResponse,), errors={503: ("no_artifacts",)}, endpoint=health.healthz,

@@ -18,6 +18,7 @@ Invariants (these are what hot reload relies on):
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import logging
@@ -29,7 +30,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..manifest import version_key
-from .errors import TokenizerNotFound, shorten
+from ..models import resolve_model, tiktoken_table
+from .errors import TokenizerNotFound, UnknownModel, shorten
 
 log = logging.getLogger("tokserve.registry")
 
@@ -165,6 +167,7 @@ class Registry:
         self._sync_lock = threading.Lock()  # one rescan at a time; readers never wait
         self._snapshot: MappingProxyType[str, dict[str, Entry]] = MappingProxyType({})
         self._current: MappingProxyType[str, Entry] = MappingProxyType({})
+        self._aliases: MappingProxyType[str, str] = MappingProxyType({})
         self.failures: list[LoadFailure] = []
         self.default = default
 
@@ -252,9 +255,14 @@ class Registry:
 
     def _publish(self, table: dict[str, dict[str, Entry]]) -> None:
         current = {n: vs[max(vs, key=version_key)] for n, vs in table.items() if vs}
-        # Two assignments; a reader between them sees a consistent old or new `current`.
+        # Model names that the served manifests declare ("models": [...]) -> their name;
+        # a name's current version speaks for it.
+        aliases = {m: n for n, e in sorted(current.items())
+                   for m in e.manifest.get("models") or () if isinstance(m, str)}
+        # Assignments; a reader between them sees a consistent old or new `current`.
         self._snapshot = MappingProxyType(table)
         self._current = MappingProxyType(current)
+        self._aliases = MappingProxyType(aliases)
 
     # ---- lookup -----------------------------------------------------------------
     def resolve(self, spec: str | None) -> Entry:
@@ -292,6 +300,71 @@ class Registry:
             tokenizer=spec,
             available=self.refs(),
         )
+
+    def lookup(self, tokenizer: str | None, model: str | None) -> tuple[Entry, str | None]:
+        """The entry that serves a request, and the model name it was asked by (None when
+        it named a tokenizer or nothing).
+
+        ``model`` goes through the model table (tiktoken's names and prefixes, then the
+        names served manifests declare; see ``tokserve.models``); a served tokenizer
+        name is accepted too. ``tokenizer`` is a tokenizer name first and, when no
+        tokenizer has that name, a model name.
+
+        Raises:
+            UnknownModel: ``model`` is not in the table (``suggestions``: close matches).
+            TokenizerNotFound: no such tokenizer, or the model's tokenizer is not served.
+        """
+        if model is not None:
+            name = resolve_model(model, dict(self._aliases))
+            if name is None and model.partition("@")[0] in self._current:
+                return self.resolve(model), model
+            if name is None:
+                suggestions = self._close_matches(model)
+                raise UnknownModel(
+                    f"unknown model {shorten(model)!r}"
+                    + (f"; did you mean {', '.join(suggestions)}?" if suggestions else "")
+                    + " (GET /models lists the model names; or pass \"tokenizer\")",
+                    model=model, suggestions=suggestions)
+            return self._serving(name, model), model
+        try:
+            return self.resolve(tokenizer), None
+        except TokenizerNotFound as exc:
+            name = resolve_model(tokenizer, dict(self._aliases)) if tokenizer else None
+            if name is None or "@" in (tokenizer or ""):
+                suggestions = self._close_matches(tokenizer or "")
+                if suggestions:
+                    exc.message += f"; did you mean {', '.join(suggestions)}?"
+                    exc.details["suggestions"] = suggestions
+                raise
+            return self._serving(name, tokenizer), tokenizer
+
+    def _serving(self, name: str, model: str) -> Entry:
+        entry = self._current.get(name)
+        if entry is None:
+            raise TokenizerNotFound(
+                f"model {shorten(model)!r} uses tokenizer {name!r}, which this server does "
+                f"not serve (available: {', '.join(self.refs()) or 'none'}); import it "
+                f"with `tokserve artifact import` and add its root",
+                tokenizer=name, model=model, available=self.refs())
+        return entry
+
+    def _close_matches(self, wanted: str) -> list[str]:
+        exact, _ = tiktoken_table()
+        known = sorted({*exact, *self._aliases, *self._current})
+        return difflib.get_close_matches(wanted, known, n=5, cutoff=0.6)
+
+    def models(self) -> dict[str, Any]:
+        """The model table as GET /models lists it: every exact name and prefix, the
+        tokenizer each maps to, and whether that tokenizer is served here."""
+        exact, prefixes = tiktoken_table()
+        current = self._current
+        rows = [{"model": m, "tokenizer": n, "source": "tiktoken", "served": n in current}
+                for m, n in exact.items()]
+        rows += [{"model": m, "tokenizer": n, "source": "manifest", "served": True}
+                 for m, n in self._aliases.items() if m not in exact]
+        return {"models": sorted(rows, key=lambda r: r["model"]),
+                "prefixes": [{"prefix": p, "tokenizer": n, "served": n in current}
+                             for p, n in prefixes.items()]}
 
     def entries(self) -> list[Entry]:
         """Every loaded version, sorted by name then version."""

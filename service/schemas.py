@@ -23,12 +23,37 @@ ReservedLiterals = Literal["reject", "escape", "allow"]
 
 _TOKENIZER = Field(
     default=None,
-    description='"name" (current version) or "name@version"; absent: the server default.',
+    description='"name" (current version) or "name@version"; a model name is accepted too '
+    '(see `model`); absent: the server default.',
+    examples=["o200k_base", "cl100k_base@1"],
+)
+_MODEL = Field(
+    default=None,
+    description="A model name or Hugging Face repo id (gpt-4o, openai/gpt-oss-20b): the "
+    "request is served by the tokenizer that model uses (GET /models), and the response "
+    "echoes `model`. Not together with `tokenizer`.",
+    examples=["gpt-4o", "openai/gpt-oss-20b"],
+)
+_MAX_TOKENS = Field(
+    default=None, ge=0,
+    description="Keep at most this many tokens (see `truncation`); the response says "
+    "`truncated` and `original_count`.",
 )
 
 
 class _Request(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Targeted(_Request):
+    """A request that names what tokenizes it: a tokenizer, or a model that uses one."""
+
+    tokenizer: str | None = _TOKENIZER
+    model: str | None = _MODEL
+
+    def _check_target(self) -> None:
+        if self.tokenizer is not None and self.model is not None:
+            raise ValueError("give `tokenizer` or `model`, not both")
 
 
 def _exactly_one(model: BaseModel, *names: str) -> None:
@@ -41,10 +66,9 @@ def _exactly_one(model: BaseModel, *names: str) -> None:
         raise ValueError(f"exactly one of {listed} is required (got {got})")
 
 
-class EncodeRequest(_Request):
+class EncodeRequest(_Targeted):
     one_of: ClassVar[tuple[str, ...]] = ("text", "texts")
 
-    tokenizer: str | None = _TOKENIZER
     text: str | None = Field(default=None, description="The text; exactly one of text/texts.")
     texts: list[str] | None = Field(default=None, description="A batch; results in order.")
     special_tokens: SpecialTokens = Field(
@@ -62,10 +86,18 @@ class EncodeRequest(_Request):
     return_tokens: StrictBool = Field(
         default=False, description="Include each token's bytes decoded as UTF-8 (replace)."
     )
+    max_tokens: StrictInt | None = _MAX_TOKENS
+    truncation: Literal["right", "left"] = Field(
+        default="right",
+        description="With `max_tokens`: keep the first tokens (right: the end is cut) or the "
+        "last (left). BOS/EOS added by `add_special_tokens` are kept; the text's tokens "
+        "are cut. Ids, offsets and tokens stay aligned.",
+    )
 
     @model_validator(mode="after")
     def _one_input(self) -> EncodeRequest:
         _exactly_one(self, *self.one_of)
+        self._check_target()
         return self
 
 
@@ -91,6 +123,22 @@ class ChatFields(_Request):
         description="Special-token literals inside message content: reject (400), escape "
         "(plain text) or allow (trusted).",
     )
+    return_message_counts: StrictBool = Field(
+        default=False,
+        description="Include `message_counts` ([{index, role, tokens}]), `tools_tokens` "
+        "and `template_tokens`, which sum to `count`.",
+    )
+    max_tokens: StrictInt | None = Field(
+        default=None, ge=1,
+        description="The prompt must fit in this many tokens: with `fit` the oldest turns "
+        "are dropped until it does, without it a longer prompt is 400 context_overflow.",
+    )
+    fit: Literal["drop_oldest"] | None = Field(
+        default=None,
+        description="drop_oldest: keep system/developer messages and the last user turn, "
+        "drop whole oldest turns until the render fits `max_tokens`; the response lists "
+        "`dropped_messages`.",
+    )
 
     def _check_chat(self) -> None:
         if self.add_generation_prompt and self.continue_final_message:
@@ -103,7 +151,14 @@ class CountRequest(EncodeRequest, ChatFields):
     """/count: an /encode request (text/texts) or a chat request (messages).
 
     A /render_chat body is a valid chat /count body as it is: its output options are
-    accepted and change nothing (the count is the rendered prompt's, always)."""
+    accepted and change nothing (the count is the rendered prompt's, always).
+    ``max_tokens`` means `truncation` for text and `fit` for messages."""
+
+    max_tokens: StrictInt | None = Field(
+        default=None, ge=0,
+        description="text/texts: keep at most this many tokens (`truncation`); messages: "
+        "the prompt must fit (`fit`, as /render_chat).",
+    )
 
     one_of: ClassVar[tuple[str, ...]] = ("text", "texts", "messages")
 
@@ -113,13 +168,13 @@ class CountRequest(EncodeRequest, ChatFields):
     @model_validator(mode="after")
     def _one_input(self) -> CountRequest:  # overrides EncodeRequest's rule
         _exactly_one(self, *self.one_of)
+        self._check_target()
         if self.messages is not None:
             self._check_chat()
         return self
 
 
-class RenderChatRequest(ChatFields):
-    tokenizer: str | None = _TOKENIZER
+class RenderChatRequest(ChatFields, _Targeted):
     messages: list[dict[str, Any]] = Field(  # type: ignore[assignment]
         min_length=1, description='`{"role": str, "content": str | list of parts, ...}`.'
     )
@@ -132,13 +187,13 @@ class RenderChatRequest(ChatFields):
     @model_validator(mode="after")
     def _chat_rules(self) -> RenderChatRequest:
         self._check_chat()
+        self._check_target()
         return self
 
 
-class DecodeRequest(_Request):
+class DecodeRequest(_Targeted):
     one_of: ClassVar[tuple[str, ...]] = ("ids", "batch_ids")
 
-    tokenizer: str | None = _TOKENIZER
     ids: list[StrictInt] | None = Field(default=None, description="Exactly one of ids/batch_ids.")
     batch_ids: list[list[StrictInt]] | None = None
     skip_special_tokens: StrictBool = False
@@ -149,6 +204,7 @@ class DecodeRequest(_Request):
     @model_validator(mode="after")
     def _one_input(self) -> DecodeRequest:
         _exactly_one(self, *self.one_of)
+        self._check_target()
         return self
 
 
@@ -167,9 +223,33 @@ class _Response(BaseModel):
 class _Head(_Response):
     tokenizer: str = Field(description="name@version that answered.", examples=["o200k_base@1"])
     tokenizer_hash: str = Field(pattern=_HASH, description="Content hash of the tokenizer.")
+    model: str | None = Field(default=None,
+                              description="The model name the request asked by, if any.")
 
 
-class EncodedText(_Response):
+class _Truncation(_Response):
+    truncated: bool | None = Field(default=None, description="With max_tokens: ids were cut.")
+    original_count: int | None = Field(default=None,
+                                       description="With max_tokens: the count before.")
+
+
+class MessageCount(_Response):
+    index: int = Field(description="Position of the message in the request's `messages`.")
+    role: str | None
+    tokens: int
+
+
+class _Breakdown(_Response):
+    message_counts: list[MessageCount] | None = Field(
+        default=None, description="With return_message_counts: tokens per message.")
+    tools_tokens: int | None = Field(default=None, description="Tokens of the tool definitions.")
+    template_tokens: int | None = Field(
+        default=None, description="Tokens the template wrote around the caller's strings.")
+    dropped_messages: list[int] | None = Field(
+        default=None, description="With fit: indices of the messages left out.")
+
+
+class EncodedText(_Truncation):
     ids: list[int]
     count: int = Field(description="len(ids).")
     offsets: list[list[int]] | None = Field(
@@ -188,7 +268,7 @@ class EncodeBatchResponse(_Head):
     results: list[EncodedText]
 
 
-class CountResponse(_Head):
+class CountResponse(_Head, _Truncation):
     """/count with `text`."""
 
     count: int
@@ -199,13 +279,19 @@ class CountBatchResponse(_Head):
 
     counts: list[int]
     total: int
+    truncated: list[bool] | None = Field(default=None, description="With max_tokens.")
+    original_counts: list[int] | None = Field(default=None, description="With max_tokens.")
 
 
-class CountChatResponse(_Head):
-    """/count with `messages`: the rendered prompt's token count."""
+class CountChatResponse(_Head, _Breakdown):
+    """/count with `messages`: the rendered prompt's token count, or OpenAI's documented
+    chat accounting for its encodings (method openai-chat-format, no template)."""
 
-    template_hash: str = Field(pattern=_HASH)
+    template_hash: str | None = Field(default=None, pattern=_HASH)
     count: int
+    method: Literal["chat_template", "openai-chat-format"]
+    exact: bool = Field(description="False when the documented rule is an estimate "
+                                    "(tools, images, tool calls).")
 
 
 class DecodeResponse(_Head):
@@ -220,7 +306,7 @@ class DecodeBatchResponse(_Head):
     texts: list[str]
 
 
-class RenderChatResponse(_Head):
+class RenderChatResponse(_Head, _Breakdown):
     template_hash: str = Field(pattern=_HASH)
     text: str = Field(description="Exactly what transformers' apply_chat_template renders.")
     ids: list[int] | None = Field(default=None, description="Absent with return_ids=false.")
@@ -250,6 +336,27 @@ class TokenizerDetail(TokenizerEntry):
 class TokenizersResponse(_Response):
     default: str | None = Field(description="The default's name@version (null if not loaded).")
     tokenizers: list[TokenizerEntry]
+
+
+class ModelRow(_Response):
+    model: str
+    tokenizer: str = Field(description="The tokenizer name the model uses.")
+    source: Literal["tiktoken", "manifest"] = Field(
+        description="tiktoken's model table, or the `models` a served manifest declares.")
+    served: bool = Field(description="Whether this server serves that tokenizer.")
+
+
+class PrefixRow(_Response):
+    prefix: str
+    tokenizer: str
+    served: bool
+
+
+class ModelsResponse(_Response):
+    models: list[ModelRow]
+    prefixes: list[PrefixRow] = Field(
+        description="Model-name prefixes tried in order after the exact names "
+                    "(gpt-4o-2024-08-06 is o200k_base by the gpt-4o- prefix).")
 
 
 class HealthResponse(_Response):

@@ -23,11 +23,11 @@ from pydantic import BaseModel
 from .. import errors as engine_errors
 
 from .cache import ResultCache
-from .errors import ChatUnavailable, PayloadTooLarge, TemplateNotFound, dumps, shorten
+from .errors import PayloadTooLarge, dumps
 from .metrics import Metrics
 from .parsing import parse_json
 from .registry import Entry, Registry
-from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
+from .schemas import CountRequest, DecodeRequest, EncodeRequest
 from .settings import Settings
 
 T = TypeVar("T")
@@ -104,22 +104,62 @@ def _with_index(exc: engine_errors.EngineError, index: int,
 # ==== encode / count ==================================================================
 
 
+_ADDED: dict[str, tuple[int, int]] = {}  # tokenizer hash -> (BOS-side, EOS-side) ids added
+
+
+def _added_around(tok: Any) -> tuple[int, int]:
+    """How many ids ``add_special_tokens`` puts before and after a text's tokens: their
+    spans are empty, at the start and at the end of the text (the post-processor's rule),
+    so one encode of a one-character text tells them apart."""
+    sides = _ADDED.get(tok.hash)
+    if sides is None:
+        _, spans = tok.encode_with_offsets("x", units="char", special_tokens="text",
+                                           add_special_tokens=True)
+        before = next((i for i, sp in enumerate(spans) if tuple(sp) != (0, 0)), len(spans))
+        after = sum(1 for sp in spans[before:] if tuple(sp) == (1, 1))
+        sides = _ADDED[tok.hash] = (before, after)
+    return sides
+
+
+def _cut(seq: list, max_tokens: int, side: str, around: tuple[int, int]) -> list:
+    """``seq`` (ids, offsets or tokens of one text) cut to ``max_tokens``: the text's own
+    tokens go, from the end (``right``) or the start (``left``); those ``around`` them
+    (BOS/EOS from ``add_special_tokens``) stay while there is room for them."""
+    before, after = around
+    if max_tokens < before + after:
+        return seq[:max_tokens] if side == "right" else seq[len(seq) - max_tokens:]
+    keep = max_tokens - before - after
+    body = seq[before:len(seq) - after]
+    body = body[:keep] if side == "right" else body[len(body) - keep:]
+    return seq[:before] + body + seq[len(seq) - after:]
+
+
 def _encode_fragment(entry: Entry, req: EncodeRequest, text: str) -> bytes:
     tok = entry.tokenizer
-    result: dict[str, Any]
+    offsets = None
     if req.return_offsets:
         ids, offsets = tok.encode_with_offsets(
             text, units=req.offset_units, special_tokens=req.special_tokens,
             add_special_tokens=req.add_special_tokens,
         )
-        result = {"ids": ids, "count": len(ids), "offsets": offsets}
     else:
         ids = tok.encode(text, special_tokens=req.special_tokens,
                          add_special_tokens=req.add_special_tokens)
-        result = {"ids": ids, "count": len(ids)}
+    original = len(ids)
+    if req.max_tokens is not None and original > req.max_tokens:
+        around = _added_around(tok) if req.add_special_tokens else (0, 0)
+        ids = _cut(ids, req.max_tokens, req.truncation, around)
+        if offsets is not None:
+            offsets = _cut(offsets, req.max_tokens, req.truncation, around)
+    result: dict[str, Any] = {"ids": ids, "count": len(ids)}
+    if offsets is not None:
+        result["offsets"] = offsets
     if req.return_tokens:
         tb = tok.token_bytes
         result["tokens"] = [tb(i).decode("utf-8", "replace") for i in ids]
+    if req.max_tokens is not None:
+        result["truncated"] = original > len(ids)
+        result["original_count"] = original
     return orjson.dumps(result)
 
 
@@ -132,13 +172,13 @@ def _fragment_count(fragment: bytes) -> int:
     return int(fragment[i:j])
 
 
-def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest) -> bytes:
+def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
+                model: str | None = None) -> bytes:
     """Blocking: the full /encode response body for ``req`` on ``entry``."""
     cache = state.cache
     options = ("encode", req.return_offsets, req.offset_units if req.return_offsets else None,
-               req.return_tokens)
-    head = b'{"tokenizer":' + orjson.dumps(entry.ref) + b',"tokenizer_hash":' + \
-        orjson.dumps(entry.hash)
+               req.return_tokens, req.max_tokens, req.truncation if req.max_tokens else None)
+    head = dumps(head_dict(entry, model))[:-1]  # '{"tokenizer":...,"tokenizer_hash":...'
 
     def one(text: str) -> bytes:
         key = (entry.hash, None, req.special_tokens, req.add_special_tokens, options, text)
@@ -205,23 +245,6 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     return counts  # type: ignore[return-value]
 
 
-def _check_chat_texts(settings: Settings, req: RenderChatRequest | CountRequest) -> None:
-    """The per-text limit applies to chat input too: each caller string (content,
-    tool arguments, tools, template_kwargs), as /encode applies it to each text."""
-    from .chat.literals import caller_strings
-
-    limit = settings.max_text_chars
-    for index, fld, s in caller_strings(list(req.messages or ()), req.tools,
-                                        req.template_kwargs):
-        if len(s) > limit:
-            where = f"messages[{index}].{fld}" if index is not None else fld
-            raise PayloadTooLarge(
-                f"`{where}` has a string of {len(s)} characters; the limit is {limit} "
-                f"(TOKSERVE_MAX_TEXT_CHARS)",
-                field=where, limit=limit, size=len(s),
-            )
-
-
 def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
     """Raise 413s for over-limit inputs; returns the total chars (for thread offload)."""
     if req.text is not None:
@@ -229,14 +252,20 @@ def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
     return _check_texts(state.settings, list(req.texts or ()), "texts")
 
 
-def head_dict(entry: Entry) -> dict[str, Any]:
-    return {"tokenizer": entry.ref, "tokenizer_hash": entry.hash}
+def head_dict(entry: Entry, model: str | None = None) -> dict[str, Any]:
+    """What every response starts with: the tokenizer that answered, and the model the
+    request named it by (only when it named one)."""
+    head = {"tokenizer": entry.ref, "tokenizer_hash": entry.hash}
+    if model is not None:
+        head["model"] = model
+    return head
 
 
 # ==== decode ==========================================================================
 
 
-def decode_body(state: ServiceState, entry: Entry, req: DecodeRequest) -> bytes:
+def decode_body(state: ServiceState, entry: Entry, req: DecodeRequest,
+                model: str | None = None) -> bytes:
     """Blocking: the /decode response body."""
     tok = entry.tokenizer
     rows = [req.ids] if req.ids is not None else list(req.batch_ids or ())
@@ -255,7 +284,7 @@ def decode_body(state: ServiceState, entry: Entry, req: DecodeRequest) -> bytes:
         except engine_errors.EngineError as exc:
             raise (_with_index(exc, i, "batch_ids") if req.batch_ids is not None
                    else exc) from None
-    body = head_dict(entry)
+    body = head_dict(entry, model)
     if req.ids is not None:
         body["text"] = texts[0]
     else:
@@ -279,67 +308,3 @@ def check_decode_limits(state: ServiceState, req: DecodeRequest) -> int:
             field="ids", limit=settings.max_decode_ids, size=n,
         )
     return n * 4  # ~chars of output, for the thread-offload decision
-
-
-# ==== chat ============================================================================
-
-
-def select_template(entry: Entry, name: str | None) -> tuple[str, str, str]:
-    """``(name, source, "sha256:...")`` of the requested (or default) chat template.
-
-    Raises:
-        TemplateNotFound: the tokenizer has no chat template, or none by that name.
-    """
-    available = sorted(entry.chat_templates)
-    if not available:
-        raise TemplateNotFound(
-            f"tokenizer {entry.ref} has no chat template; pick a tokenizer that has one "
-            f"(see GET /tokenizers)",
-            tokenizer=entry.ref, available=[],
-        )
-    chosen = name if name is not None else entry.default_chat_template
-    if chosen is None or chosen not in entry.chat_templates:
-        what = f"no chat template named {shorten(chosen)!r}" if name is not None else \
-            "no default chat template"
-        raise TemplateNotFound(
-            f"tokenizer {entry.ref} has {what}; available: {available} "
-            f"(pass \"template\": one of them)",
-            tokenizer=entry.ref, template=name, available=available,
-        )
-    return chosen, entry.chat_templates[chosen], entry.chat_template_hashes[chosen]
-
-
-def render_chat(state: ServiceState, entry: Entry, req: RenderChatRequest | CountRequest,
-                *, for_count: bool = False) -> dict[str, Any]:
-    """Blocking: render ``req.messages`` with the selected template (tokserve.service.chat)."""
-    _, source, thash = select_template(entry, req.template)
-    try:
-        from .chat import render_chat as _render  # the chat helper's module
-    except ImportError as exc:
-        raise ChatUnavailable(f"chat rendering is not available in this build ({exc})") from None
-    _check_chat_texts(state.settings, req)
-    want_offsets = bool(getattr(req, "return_offsets", False)) and not for_count
-    want_mask = bool(getattr(req, "return_assistant_mask", False)) and not for_count
-    result = _render(
-        entry.tokenizer, source, template_hash=thash, messages=req.messages,
-        add_generation_prompt=req.add_generation_prompt,
-        continue_final_message=req.continue_final_message, tools=req.tools,
-        template_kwargs=req.template_kwargs, reserved_literals=req.reserved_literals,
-        return_ids=True, return_offsets=want_offsets, return_assistant_mask=want_mask,
-    )
-    ids = list(result.ids or [])
-    state.metrics.count_tokens(entry.ref, "/count" if for_count else "/render_chat", len(ids))
-    if for_count:
-        return {**head_dict(entry), "template_hash": thash, "count": len(ids)}
-    body: dict[str, Any] = {**head_dict(entry), "template_hash": thash, "text": result.text}
-    if getattr(req, "return_ids", True):
-        body["ids"] = ids
-    body["count"] = len(ids)
-    if want_offsets:
-        body["offsets"] = result.offsets
-    if want_mask:
-        body["assistant_spans"] = result.assistant_spans
-        body["labels"] = result.labels
-        if getattr(result, "mask_rule", None) is not None:
-            body["mask_rule"] = result.mask_rule
-    return body

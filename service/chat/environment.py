@@ -62,6 +62,7 @@ class _RenderState:
     ops: int = 0
     emitted: int = 0  # characters yielded by the top-level render so far
     generation: list[tuple[int, int]] | None = None
+    clock: str | None = None  # what strftime_now read: None, "date" or "time" (of day)
 
     def tick(self, n: int = 1) -> None:
         self.ops += n
@@ -174,7 +175,18 @@ def _raise_exception(message: Any) -> None:
     raise jinja2.exceptions.TemplateError(message)
 
 
+#: strftime directives whose value stays the same all day; any other reads the clock.
+_DATE_DIRECTIVES = frozenset("aAbBCdDeFgGhjmnuUVwWxyYt%")
+
+
 def _strftime_now(fmt: str) -> str:
+    """transformers' ``strftime_now`` (local time). The render state records whether the
+    template read the date or the time of day: a result cache must key on the one and
+    cannot keep the other."""
+    state = _STATE.get()
+    if state is not None and state.clock != "time":
+        directives = set(re.findall(r"%[-_0^#]?(.)", str(fmt)))
+        state.clock = "time" if directives - _DATE_DIRECTIVES else "date"
     return datetime.now().strftime(fmt)
 
 

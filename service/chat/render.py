@@ -27,6 +27,7 @@ import jinja2
 from ..errors import ReservedLiteralInContent, TemplateError
 from . import literals as lit
 from . import masks
+from .attribution import attribute
 from .environment import BudgetExceeded, RenderLimits, begin_render, compile_template, end_render
 from .provenance import Origin, Run, Traced, concat, spans_in, wrap
 
@@ -48,6 +49,13 @@ class ChatResult:
     assistant_spans: list[list[int]] | None = None
     labels: list[int] | None = None
     mask_rule: str | None = None
+    #: with return_message_counts (attribution.py): tokens per message, in tools, and
+    #: the rest the template wrote; they sum to len(ids)
+    message_tokens: list[int] | None = None
+    tools_tokens: int | None = None
+    template_tokens: int | None = None
+    #: what the template read of the clock (strftime_now): None, "date" or "time"
+    clock: str | None = None
 
 
 @dataclass
@@ -158,7 +166,8 @@ def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, 
 
 
 def _render(compiled: Any, variables: dict[str, Any], limits: RenderLimits,
-            track_generation: bool) -> tuple[str, list[Run], list[tuple[int, int]]]:
+            track_generation: bool
+            ) -> tuple[str, list[Run], list[tuple[int, int]], str | None]:
     state, token = begin_render(limits, track_generation)
     chunks: list[str] = []
     try:
@@ -168,7 +177,7 @@ def _render(compiled: Any, variables: dict[str, Any], limits: RenderLimits,
             state.check_size(state.emitted, "an output")
             state.tick()
         text, runs = spans_in(chunks)
-        return text, runs, list(state.generation or [])
+        return text, runs, list(state.generation or []), state.clock
     except TemplateError:
         raise
     except Exception as exc:  # anything the template's code raised
@@ -209,6 +218,7 @@ def render_chat(
     return_ids: bool = True,
     return_offsets: bool = False,
     return_assistant_mask: bool = False,
+    return_message_counts: bool = False,
     special_tokens: Mapping[str, str] | None = None,
     limits: RenderLimits | None = None,
 ) -> ChatResult:
@@ -241,15 +251,15 @@ def render_chat(
     except Exception as exc:
         raise _template_failure(exc) from None
     track = return_assistant_mask and compiled.has_generation
-    full, runs, generation = _render(compiled, prepared.variables, limits, track)
+    full, runs, generation, clock = _render(compiled, prepared.variables, limits, track)
 
     end = _cut_continuation(full, prepared.final_message) if continue_final_message \
         else len(full)
     text = full[:end]
     runs = _clip(runs, end)
-    result = ChatResult(text=text)
+    result = ChatResult(text=text, clock=clock)
 
-    if not (return_ids or return_offsets or return_assistant_mask):
+    if not (return_ids or return_offsets or return_assistant_mask or return_message_counts):
         return result
     plain = None
     if reserved_literals == "escape":
@@ -258,7 +268,7 @@ def render_chat(
                                  specials, add_generation_prompt, continue_final_message,
                                  template_source, full, limits)
         plain = [r for r in lit.merge_ranges([(s, min(e, end)) for s, e in ranges if s < end])]
-    want_offsets = return_offsets or return_assistant_mask
+    want_offsets = return_offsets or return_assistant_mask or return_message_counts
     if want_offsets:
         ids, offs = tok.encode_with_offsets(text, units="char", special_tokens="allow",
                                             plain_ranges=plain or None)
@@ -272,6 +282,10 @@ def render_chat(
                        add_generation_prompt, continue_final_message, template_source, limits)
     if return_offsets:
         result.offsets = offsets
+    if return_message_counts:
+        per_message, result.tools_tokens, result.template_tokens = attribute(
+            offsets or [], runs, prepared.origins, len(messages))
+        result.message_tokens = per_message
     if return_assistant_mask:
         if compiled.has_generation:
             result.mask_rule = "generation"
@@ -303,7 +317,7 @@ def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[A
                        lit.neutralize_value(dict(template_kwargs or {}), tok),
                        specials, add_generation_prompt, continue_final_message, source)
     try:
-        text, _, _ = _render(compiled, neutral.variables, limits, False)
+        text, _, _, _ = _render(compiled, neutral.variables, limits, False)
         if continue_final_message:
             text = text[:_cut_continuation(text, neutral.final_message)]
         own = len(tok.find_literals(text))
@@ -340,7 +354,7 @@ def _marker_ranges(tok: Any, compiled: Any, prepared: _Prepared, messages: Seque
                       lit.mark_value(dict(template_kwargs or {}), tok, start, end),
                       specials, add_generation_prompt, continue_final_message, source)
     try:
-        marked_text, _, _ = _render(compiled, marked.variables, limits, False)
+        marked_text, _, _, _ = _render(compiled, marked.variables, limits, False)
     except TemplateError:
         return []
     ranges = lit.marked_literal_ranges(marked_text, full, found, start, end)

@@ -1,4 +1,4 @@
-"""GET /tokenizers and /tokenizers/{name} (or name@version)."""
+"""GET /tokenizers, /tokenizers/{name} (or name@version) and /models."""
 
 from typing import Any
 
@@ -8,7 +8,6 @@ from ..deps import StateDep
 from ..errors import TokenizerNotFound, dumps
 from ..registry import Entry
 from ._common import json_response
-
 
 
 def describe(entry: Entry) -> dict[str, Any]:
@@ -40,3 +39,8 @@ async def get_tokenizer(name: str, state: StateDep) -> Response:
     """One version (bare name = current) plus its manifest."""
     entry = state.registry.resolve(name)
     return json_response(dumps({**describe(entry), "manifest": entry.manifest}))
+
+
+async def list_models(state: StateDep) -> Response:
+    """The model names ``tokenizer``/``model`` accept, and the tokenizer each uses."""
+    return json_response(dumps(state.registry.models()))

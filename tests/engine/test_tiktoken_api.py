@@ -394,6 +394,9 @@ def test_encoding_for_model():
     assert tokserve.encoding_for_model("gpt-4").name == "cl100k_base"
     assert tokserve.encoding_for_model("gpt-4o").name == "o200k_base"
     assert tokserve.encoding_for_model("gpt-oss-120b").name == "o200k_harmony"
+    # repo ids the bundled manifests declare
+    assert tokserve.encoding_for_model("openai/gpt-oss-20b").name == "o200k_harmony"
+    assert tokserve.encoding_for_model("deepseek-ai/DeepSeek-V4-Flash").name == "deepseek-v4"
     with pytest.raises(KeyError, match="Could not automatically map"):
         tokserve.encoding_name_for_model("no-such-model")
     with pytest.raises(ValueError, match="--preset gpt2"):

@@ -131,3 +131,100 @@ def test_train_through_the_cli_gives_a_verifiable_loadable_artifact(tmp_path):
     text = "the lazy fox<|endoftext|>東京"
     ids = tok.encode(text, special_tokens="allow")
     assert tok.decode(ids) == text and tok.special_tokens["<|endoftext|>"] in ids
+
+
+# ==== import with a chat template (issue: "rank-file and tekken imports cannot carry one") ===
+
+NEMO_CHATS = [
+    [{"role": "user", "content": "Hi!"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"},
+     {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "Name a prime."}],
+    [{"role": "user", "content": "日本語で 🦀"}, {"role": "assistant", "content": "はい。"},
+     {"role": "user", "content": "  spaces\tand\ttabs\n"}],
+]
+
+
+def _mistral_common_chat(tekken: Path, messages: list[dict]) -> tuple[list[int], str]:
+    """mistral-common's own encoding of a chat (its instruct tokenizer for tekken): the
+    ids, and their text with the control tokens kept."""
+    pytest.importorskip("mistral_common")
+    from mistral_common.protocol.instruct.messages import (AssistantMessage, SystemMessage,
+                                                           UserMessage)
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+    from mistral_common.tokens.tokenizers.base import SpecialTokenPolicy
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    kinds = {"system": SystemMessage, "user": UserMessage, "assistant": AssistantMessage}
+    request = ChatCompletionRequest(messages=[kinds[m["role"]](content=m["content"])
+                                              for m in messages])
+    tokenizer = MistralTokenizer.from_file(str(tekken))
+    tokens = tokenizer.encode_chat_completion(request).tokens
+    return tokens, tokenizer.decode(tokens, special_token_policy=SpecialTokenPolicy.KEEP)
+
+
+@pytest.mark.parametrize("index", range(len(NEMO_CHATS)))
+def test_tekken_imported_with_a_template_renders_like_transformers_and_mistral_common(
+        tmp_path_factory, live_server, index):
+    tekken = shared_file("artifacts/mistral-tekken/tekken_240718.json")
+    template = shared_file("templates/mistral-nemo.jinja")
+    transformers = pytest.importorskip("transformers")
+    tokenizers = pytest.importorskip("tokenizers")
+    root = tmp_path_factory.mktemp("nemo")
+    imported(root, tekken, "nemo", "--chat-template", template,
+             "--models", "mistralai/Mistral-Nemo-Instruct-2407")
+    from tokserve.service.settings import Settings
+
+    messages = NEMO_CHATS[index]
+    with live_server(Settings(_env_file=None, artifacts=[root])) as srv:
+        r = srv.client.post("/render_chat", json={
+            "model": "mistralai/Mistral-Nemo-Instruct-2407", "messages": messages})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["tokenizer"] == "nemo@1"
+    reference = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizers.Tokenizer.from_file(
+            str(shared_file("artifacts/deepseek-v4/tokenizer.json"))),
+        bos_token="<s>", eos_token="</s>")
+    source = template.read_text(encoding="utf-8")
+    assert body["text"] == reference.apply_chat_template(messages, chat_template=source,
+                                                         tokenize=False)
+    ids, text = _mistral_common_chat(tekken, messages)
+    assert body["ids"] == ids and body["text"] == text
+
+
+def test_rank_file_imported_with_a_named_template(tmp_path):
+    qwen = shared_file("artifacts/qwen/qwen.tiktoken")
+    template = shared_file("templates/qwen2.5.jinja")
+    directory, _ = imported(tmp_path, qwen, "qwen-chat", "--preset", "qwen",
+                            "--chat-template", template, "--template-name", "qwen2.5")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert manifest["default_chat_template"] == "qwen2.5"  # its only template
+    assert manifest["chat_templates"]["qwen2.5"]["file"] == "chat_template.qwen2.5.jinja"
+    out = run_cli("artifact", "verify", directory)
+    assert out.returncode == 0, out.stderr
+    from conformance.references import get_pair
+    from tokserve.service.chat import render_chat
+
+    tok = tokserve.load(str(directory))
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "日本語?"}]
+    r = render_chat(tok, template.read_text(encoding="utf-8"), messages=messages,
+                    add_generation_prompt=True)
+    assert r.ids == get_pair("qwen").ref.encode(r.text, policy="allow")
+
+
+def test_hf_import_adds_a_template_beside_its_own(tmp_path):
+    extra = tmp_path / "terse.jinja"
+    extra.write_text("{% for m in messages %}{{ m.content }}{% endfor %}", encoding="utf-8")
+    directory, _ = imported(tmp_path / "out", BUNDLED / "deepseek-v4/1", "ds", "--chat-template",
+                            extra, "--template-name", "terse")
+    manifest = json.loads((directory / "manifest.json").read_text())
+    assert set(manifest["chat_templates"]) == {"default", "terse"}
+    assert manifest["default_chat_template"] == "default"  # the directory's own stays
+
+
+def test_import_refuses_a_missing_template_file(tmp_path):
+    out = run_cli("artifact", "import", BUNDLED / "cl100k_base/1/cl100k_base.tiktoken",
+                  "--name", "x", "--version", "1", "--out", tmp_path, "--preset",
+                  "cl100k_base", "--chat-template", tmp_path / "nope.jinja")
+    assert out.returncode == 2 and "nope.jinja" in out.stderr
+    assert not (tmp_path / "x").exists()

@@ -47,8 +47,8 @@ def test_metrics_exposes_requests_tokens_cache_artifacts(client):
     assert re.search(r'tokserve_tokens_total\{endpoint="/count",tokenizer="o200k_base@1"\} [1-9]',
                      text)
     assert 'tokserve_tokens_total{endpoint="/encode",tokenizer="cl100k_base@1"}' in text
-    assert re.search(r"tokserve_cache_hits_total [1-9]", text)
-    assert re.search(r"tokserve_cache_misses_total [1-9]", text)
+    assert re.search(r'tokserve_cache_hits_total\{kind="text"\} [1-9]', text)
+    assert re.search(r'tokserve_cache_misses_total\{kind="text"\} [1-9]', text)
     assert 'tokserve_artifacts_loaded{tokenizer="o200k_base@1"' in text
     client.get("/no/such/path")
     assert 'endpoint="unmatched"' in client.get("/metrics").text

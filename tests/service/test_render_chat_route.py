@@ -15,12 +15,20 @@ HAVE_CHAT = importlib.util.find_spec("tokserve.service.chat") is not None
 needs_chat = pytest.mark.skipif(not HAVE_CHAT, reason="service/chat/__init__.py is missing")
 
 
-@pytest.mark.parametrize("endpoint", ["/render_chat", "/count"])
-def test_tokenizer_without_template_is_404(client, endpoint):
-    r = client.post(endpoint, json={"messages": MSGS})  # default o200k_base has no template
+def test_tokenizer_without_template_is_404_for_render_chat(client):
+    r = client.post("/render_chat", json={"messages": MSGS})  # o200k_base has no template
     assert r.status_code == 404
     err = r.json()["error"]
     assert err["code"] == "template_not_found" and err["available"] == []
+
+
+def test_openai_encoding_counts_chat_by_openai_accounting(client):
+    """o200k_base and cl100k_base have no template: chat /count follows OpenAI's rule."""
+    r = client.post("/count", json={"messages": MSGS})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["method"] == "openai-chat-format" and body["exact"] is True
+    assert "template_hash" not in body
 
 
 @pytest.mark.parametrize("endpoint", ["/render_chat", "/count"])
