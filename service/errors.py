@@ -244,10 +244,12 @@ def response_for(exc: BaseException, path: str, request_id: str) -> Response:
             log.error("%s on %s: %s", exc.code, path, exc.message)
         return error_response(status, exc.code, exc.message, headers, **exc.details)
     if isinstance(exc, (ValidationError, RequestValidationError)):
-        errors = list(exc.errors())
-        details = _validation_details(errors)
-        return error_response(422, "invalid_request", _validation_message(details, len(errors)),
-                              errors=details, errors_total=len(errors))
+        # Request bodies are validated in parsing.py, which bounds this itself; listing a
+        # pydantic error set costs per error, so a huge one is only counted here.
+        total = exc.error_count() if isinstance(exc, ValidationError) else len(exc.errors())
+        details = _validation_details(list(exc.errors()) if total <= 500 else [])
+        return error_response(422, "invalid_request", _validation_message(details, total),
+                              errors=details, errors_total=total)
     log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
     return internal_error_response(request_id)
 

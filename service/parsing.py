@@ -38,7 +38,7 @@ from types import UnionType
 from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
 import orjson
-from pydantic import BaseModel, Strict
+from pydantic import BaseModel, Strict, ValidationError
 
 from .errors import InvalidJson, InvalidRequest, shorten
 
@@ -65,8 +65,8 @@ def parse_json(raw: bytes, model: type[M]) -> M:
 
     Raises:
         InvalidJson: not UTF-8 JSON, or not a JSON object (422 ``invalid_json``).
-        InvalidRequest: unknown fields, or nesting deeper than ``MAX_DEPTH`` (422).
-        pydantic.ValidationError: the object does not match the schema (422).
+        InvalidRequest: unknown fields, nesting deeper than ``MAX_DEPTH``, or anything
+            else that does not match the schema (422, with ``errors`` and ``errors_total``).
     """
     data = _loads(raw)
     if not isinstance(data, dict):
@@ -90,7 +90,47 @@ def parse_json(raw: bytes, model: type[M]) -> M:
         for name, depth in integers.items():
             if name in data:
                 data[name] = _as_integers(data[name], depth, name)
-    return model.model_validate(data)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _invalid(exc, data, model) from None
+
+
+def _invalid(exc: ValidationError, data: dict[str, Any],
+             model: type[BaseModel]) -> InvalidRequest:
+    """The 422 for a validation failure, built here (in the parse lane, not on the event
+    loop) and bounded: ``exc.errors()`` materializes every error, and a list of a million
+    wrong items has a million (minutes to list). With that many, the errors listed are
+    those of the same body with every list cut to its first items."""
+    total = exc.error_count()
+    errors = exc.errors(include_url=False, include_context=False, include_input=False) \
+        if total <= 10 * MAX_LISTED else _sample_errors(data, model)
+    details = [{"loc": list(e["loc"]), "msg": e["msg"], "type": e["type"]}
+               for e in errors[:MAX_LISTED]]
+    if details:
+        first = details[0]
+        where = ".".join(shorten(str(p), 64) for p in first["loc"]) or "body"
+        message = f"invalid request at {where}: {first['msg']}"
+    else:
+        message = "request does not match the schema"
+    more = f" (and {total - 1} more)" if total > 1 else ""
+    return InvalidRequest(message + more, errors=details, errors_total=total)
+
+
+def _sample_errors(data: dict[str, Any], model: type[BaseModel]) -> list[dict[str, Any]]:
+    try:
+        model.model_validate(_cut_lists(data, 10 * MAX_LISTED))
+    except ValidationError as exc:
+        return exc.errors(include_url=False, include_context=False, include_input=False)
+    return []
+
+
+def _cut_lists(value: Any, limit: int) -> Any:
+    if isinstance(value, list):
+        return [_cut_lists(v, limit) for v in value[:limit]]
+    if isinstance(value, dict):
+        return {k: _cut_lists(v, limit) for k, v in value.items()}
+    return value
 
 
 def _loads(raw: bytes) -> Any:

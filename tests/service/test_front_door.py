@@ -14,7 +14,7 @@ import time
 import httpx
 import pytest
 
-from tokserve.service.parsing import MAX_DEPTH
+from tokserve.service.parsing import MAX_DEPTH, MAX_LISTED
 from tokserve.service.errors import MAX_ECHO, MAX_LIST
 from tokserve.service.operations import OPERATIONS
 from tokserve.service.settings import Settings
@@ -289,3 +289,18 @@ def test_trailing_slash_is_404_never_a_redirect(client):
         r = client.request(method, path, json={"text": "a"} if method == "POST" else None)
         _error(r, 404, "not_found")
         assert "location" not in r.headers
+
+
+def test_a_million_wrong_items_are_answered_fast_with_a_capped_list(server_process):
+    """The validator builds one error per wrong item; listing two million of them took
+    minutes on the event loop. The answer counts them all and lists the first few."""
+    body = b'{"texts": [' + b",".join([b"1"] * 2_000_000) + b"]}"
+    with server_process("--workers", "1") as srv:
+        start = time.perf_counter()
+        r = httpx.post(srv.url + "/count", content=body, headers=JSON, timeout=60)
+        took = time.perf_counter() - start
+        err = _error(r, 422, "invalid_request")
+        assert err["errors_total"] == 2_000_000 and len(err["errors"]) == MAX_LISTED
+        assert err["errors"][0]["loc"] == ["texts", 0] and "(and 1999999 more)" in err["message"]
+        assert took < 5, took
+        assert srv.client.get("/healthz").status_code == 200
