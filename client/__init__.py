@@ -16,7 +16,7 @@ from .errors import (BY_CODE, ChatUnavailable, DisallowedSpecialToken, Forbidden
                      ReservedLiteralInContent, ServerError, SpecialTokenInText, TemplateError,
                      TemplateNotFound, TokserveConnectionError, TokserveError, Unauthorized,
                      Unavailable, UnknownTokenId, UnknownTokenizer, UnsupportedMediaType,
-                     UnknownModel, ContextOverflow)
+                     UnknownModel, ContextOverflow, UpgradeRequired)
 from .http import AsyncClient, Client
 from .remote import AsyncRemoteEncoding, RemoteEncoding
 from .results import (EncodeBatchResult, Encoded, EncodeResult, RenderChatResult,
@@ -31,5 +31,5 @@ __all__ = [
     "ReservedLiteralInContent", "TemplateError", "UnknownTokenizer", "UnknownModel",
     "ContextOverflow", "TemplateNotFound",
     "PayloadTooLarge", "UnsupportedMediaType", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
-    "Unavailable", "ChatUnavailable", "ServerError", "BY_CODE",
+    "Unavailable", "ChatUnavailable", "UpgradeRequired", "ServerError", "BY_CODE",
 ]

@@ -136,6 +136,12 @@ class Unavailable(TokserveError):
     code = "unavailable"
 
 
+class UpgradeRequired(TokserveError):
+    """426: a WebSocket route was called as plain HTTP."""
+
+    code = "upgrade_required"
+
+
 class ChatUnavailable(TokserveError):
     """501: this server was built without chat rendering."""
 
@@ -155,7 +161,7 @@ BY_CODE: dict[str, type[TokserveError]] = {
         ReservedLiteralInContent, TemplateError, UnknownTokenizer, UnknownModel,
         ContextOverflow, TemplateNotFound,
         PayloadTooLarge, UnsupportedMediaType, Unauthorized, Forbidden, NotFound,
-        MethodNotAllowed, ChatUnavailable, ServerError,
+        MethodNotAllowed, UpgradeRequired, ChatUnavailable, ServerError,
     )
 }
 BY_CODE.update({"admin_disabled": NotFound, "no_artifacts": Unavailable,

@@ -30,6 +30,7 @@ from typing import Any
 
 from .artifact import Artifact as Artifact
 from .artifact import load_artifact
+from .decode_stream import DecodeStream as DecodeStream
 from .errors import ArtifactError as ArtifactError
 from .errors import DisallowedSpecialToken as DisallowedSpecialToken
 from .errors import EngineError as EngineError
@@ -48,7 +49,7 @@ __version__ = "0.2.0"
 __all__ = [
     "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
     "Encoding", "DisallowedSpecialToken",
-    "load", "build_info", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
+    "load", "DecodeStream", "build_info", "bundled_root", "bundled_names", "latest_version", "version_key", "Tokenizer", "Artifact", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
     "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
 ]

@@ -208,10 +208,15 @@ def error_response(
 ) -> Response:
     """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
     unbounded amount of what the caller sent."""
-    body = {"error": {"code": code, "message": shorten(message, MAX_MESSAGE),
+    return Response(dumps(error_body(code, message, **details)), status_code=status,
+                    media_type="application/json", headers=headers)
+
+
+def error_body(code: str, message: str, **details: object) -> dict[str, object]:
+    """``{"error": {"code", "message", ...details}}``, bounded as ``error_response``'s
+    (also the error frame of a stream)."""
+    return {"error": {"code": code, "message": shorten(message, MAX_MESSAGE),
                       **_bounded(details)}}
-    return Response(dumps(body), status_code=status, media_type="application/json",
-                    headers=headers)
 
 
 def _validation_details(errors: list[dict]) -> list[dict]:
@@ -270,7 +275,23 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = f"no route {request.method} {request.url.path}; see /docs for the endpoints"
     elif exc.status_code == 405:
         message = f"method {request.method} is not allowed on {request.url.path}"
+        # Starlette names the methods of the first route that matched the path; a path
+        # can have several (GET /decode/stream is the WebSocket, POST the NDJSON stream)
+        allowed = _allowed_methods(request)
+        if allowed:
+            headers = {**dict(exc.headers or {}), "Allow": ", ".join(allowed)}
+            return error_response(405, code, message, headers)
     return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in request.app.routes:
+        if route.matches(request.scope)[0] != Match.NONE:
+            methods |= set(getattr(route, "methods", None) or ())
+    return sorted(methods)
 
 
 def internal_error_response(request_id: str) -> Response:

@@ -39,10 +39,10 @@ from starlette.types import Message, Receive, Scope, Send
 
 from .auth import token_matches
 from .errors import (PayloadTooLarge, UnsupportedMediaType, error_response,
-                     internal_error_response, response_for)
+                     internal_error_response, response_for, shorten)
 from .handlers import Handler
 from .metrics import Metrics
-from .operations import direct_handlers, open_paths
+from .operations import body_media_types, direct_handlers, open_paths
 from .settings import Settings
 
 log = logging.getLogger("tokserve.http")
@@ -52,6 +52,7 @@ log = logging.getLogger("tokserve.http")
 # asks for the bearer token itself and sends it on every API call.
 _OPEN_PATHS, _OPEN_PREFIXES = open_paths()
 _DIRECT = direct_handlers()
+_CONSUMES = body_media_types()
 
 #: A caller's X-Request-ID is kept when it is a short token of these characters (so it
 #: can go into logs and headers as it is); anything else is replaced by a fresh id.
@@ -70,16 +71,17 @@ class RequestIds:
         return f"{self._prefix}-{self._next():x}"
 
 
-def json_media_type(value: bytes | None) -> bool:
-    """``application/json`` or ``application/<x>+json``, with a charset (if any) of
-    UTF-8: what the JSON routes accept (RFC 8259 §8.1: JSON exchanged between systems
-    is UTF-8)."""
+def json_media_type(value: bytes | None,
+                    accepted: tuple[str, ...] = ("application/json",)) -> bool:
+    """One of ``accepted`` (``application/json`` also admits ``application/<x>+json``),
+    with a charset (if any) of UTF-8: what the JSON routes accept (RFC 8259 §8.1: JSON
+    exchanged between systems is UTF-8)."""
     if not value:
         return False
     kind, *params = value.decode("latin-1").lower().split(";")
     kind = kind.strip()
-    if kind != "application/json" and not (kind.startswith("application/")
-                                           and kind.endswith("+json")):
+    plus_json = kind.startswith("application/") and kind.endswith("+json")
+    if kind not in accepted and not (plus_json and "application/json" in accepted):
         return False
     for param in params:
         name, _, val = param.strip().partition("=")
@@ -100,6 +102,7 @@ class ServiceMiddleware:
             allow_methods=["GET", "HEAD", "POST"],
             allow_headers=["Authorization", "Content-Type", "X-Request-ID"],
             expose_headers=["X-Request-ID"], max_age=600)
+        self.cors_origins = tuple(settings.cors_origins)
         self.max_body = settings.max_body_bytes
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self.expected_auth = token.encode() if token else None
@@ -111,6 +114,9 @@ class ServiceMiddleware:
         await self._entry(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
+            return
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -129,15 +135,18 @@ class ServiceMiddleware:
             self.new_request_id()
         scope["tokserve.request_id"] = rid
         path = scope["path"]
-        handler = _DIRECT.get(path) if scope["method"] == "POST" else None
+        post = scope["method"] == "POST"
+        handler = _DIRECT.get(path) if post else None
         endpoint = path if handler is not None else "unmatched"
         status = 500
         try:
             refusal = self._refuse(path, authorization, length)
-            if refusal is None and handler is not None and not self._accepts(content_type):
+            consumes = _CONSUMES.get(path) if post else None
+            if refusal is None and consumes and not self._accepts(content_type, consumes):
                 refusal = error_response(
                     415, UnsupportedMediaType.code,
-                    "send the body as JSON with 'Content-Type: application/json' (UTF-8)")
+                    f"send the body with 'Content-Type: {consumes[0]}' (UTF-8)"
+                    + (f"; accepted: {', '.join(consumes)}" if len(consumes) > 1 else ""))
             if refusal is not None:
                 status = await _send_response(refusal, scope, receive, send, rid)
             elif handler is not None:
@@ -150,15 +159,48 @@ class ServiceMiddleware:
             self.metrics.observe_request(endpoint, scope["method"], status,
                                          time.perf_counter() - start)
 
-    def _accepts(self, content_type: bytes | None) -> bool:
+    def _accepts(self, content_type: bytes | None, consumes: tuple[str, ...]) -> bool:
         if content_type is None:
             return False
-        accepted = self._json_types.get(content_type)
+        key = (content_type, consumes)
+        accepted = self._json_types.get(key)
         if accepted is None:
-            accepted = json_media_type(content_type)
+            accepted = json_media_type(content_type, consumes)
             if len(self._json_types) < 64:  # callers send a handful of distinct values
-                self._json_types[content_type] = accepted
+                self._json_types[key] = accepted
         return accepted
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """WebSockets get the same bearer check, and a cross-site check browsers do not
+        do for them: a page of another origin (not listed in ``cors_origins``) is refused,
+        so no web page can drive a local instance's sockets."""
+        headers = dict(scope["headers"])
+        rid = headers.get(b"x-request-id", b"")
+        scope["tokserve.request_id"] = rid.decode() if _REQUEST_ID.fullmatch(rid) else \
+            self.new_request_id()
+        path = scope["path"]
+        refused = None
+        if self.expected_auth is not None and path not in _OPEN_PATHS and \
+                not token_matches(headers.get(b"authorization"), self.expected_auth):
+            refused = "missing or invalid bearer token"
+        origin = headers.get(b"origin")
+        if origin is not None and not self._same_site(origin, headers.get(b"host")):
+            refused = f"origin {shorten(origin.decode('latin-1'), 100)} is not allowed"
+        start = time.perf_counter()
+        if refused is not None:
+            message = await receive()  # websocket.connect
+            if message["type"] == "websocket.connect":
+                await send({"type": "websocket.close", "code": 1008, "reason": refused})
+            self.metrics.observe_request(path, "WEBSOCKET", 403, time.perf_counter() - start)
+            return
+        await self.app(scope, receive, send)
+        self.metrics.observe_request(path, "WEBSOCKET", 101, time.perf_counter() - start)
+
+    def _same_site(self, origin: bytes, host: bytes | None) -> bool:
+        text = origin.decode("latin-1")
+        if text in self.cors_origins or "*" in self.cors_origins:
+            return True
+        return host is not None and text.split("://", 1)[-1] == host.decode("latin-1")
 
     async def _direct(self, handler: Handler, scope: Scope, receive: Receive, send: Send,
                       rid: str) -> int:

@@ -24,6 +24,7 @@ _REF = "#/components/schemas/{model}"
 
 _STATUS_TEXT = {400: "Bad input", 401: "Missing or invalid bearer token", 403: "Forbidden",
                 404: "Not found", 413: "Too large", 415: "Unsupported media type",
+                426: "Upgrade required",
                 422: "Invalid request", 500: "Internal error", 501: "Not implemented",
                 503: "Unavailable"}
 
@@ -125,7 +126,14 @@ def _operation(components: _Components, op: Operation, envelope: dict[str, Any],
         if op.examples:
             content["examples"] = {k: {"value": v} for k, v in op.examples.items()}
         doc["requestBody"] = {"required": True, "content": {"application/json": content}}
+    elif op.stream_schema is not None and op.method == "POST":
+        doc["requestBody"] = _stream_body(components, op)
     responses: dict[str, Any] = {"200": _success(components, op)}
+    if op.websocket is not None:
+        message = components.ref(op.stream_schema) if op.stream_schema else None
+        doc["description"] = _WEBSOCKET % message["$ref"] if message else _WEBSOCKET
+        responses = {"101": {"description": "Switching Protocols: the WebSocket is open; "
+                                            "frames as described above"}}
     for status, codes in sorted(_errors(op, auth).items()):
         responses[str(status)] = _error_response(status, codes, envelope)
     doc["responses"] = responses
@@ -136,6 +144,30 @@ def _operation(components: _Components, op: Operation, envelope: dict[str, Any],
     else:
         doc["security"] = []
     return doc
+
+
+_WEBSOCKET = """A WebSocket (a GET with `Connection: Upgrade`, `Upgrade: websocket`).
+Client frames are JSON text, each one message (`%s`): options (`tokenizer` or `model`,
+`skip_special_tokens`, `errors`) in the first only, then `{"ids": [...]}` as ids arrive,
+then `{"flush": true}`. Server frames: `{"text": delta}` as soon as ids complete
+characters (never part of one), then `{"done": true, "text", "ids", "tokenizer",
+"tokenizer_hash"}` and a close (1000). On an unknown id, invalid UTF-8 under `strict` or
+a malformed message: one `{"error": {"code", "message", ...}}` frame (codes as /decode's:
+`unknown_token_id`, `invalid_utf8`, `tokenizer_not_found`, `unknown_model`,
+`payload_too_large`, `invalid_request`, `invalid_json`) and a close (1008). The deltas
+joined are exactly `/decode` of all the ids."""
+
+
+def _stream_body(components: _Components, op: Operation) -> dict[str, Any]:
+    """A streaming POST body: newline-delimited messages (or one JSON message)."""
+    message = components.ref(op.stream_schema)  # type: ignore[arg-type]
+    lines = {"type": "string", "description": f"One {message['$ref'].rsplit('/', 1)[1]} "
+             "JSON object per line; the answer streams as the lines arrive."}
+    content = {media: {"schema": message if media == "application/json" else lines}
+               for media in op.consumes}
+    for media, example in op.examples.items():
+        content.setdefault(media, {})["example"] = example
+    return {"required": True, "content": content}
 
 
 def build(version: str, *, auth: bool, admin: bool) -> dict[str, Any]:

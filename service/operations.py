@@ -24,9 +24,10 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel
 
-from . import handlers
+from . import handlers, streaming
 from .deps import state_of
 from .routes import admin, health, metrics, playground, tokenizers
+from .routes import streaming as streaming_routes
 from .routes._common import json_response
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
@@ -67,7 +68,12 @@ class Operation:
     media_types: tuple[str, ...] = ("application/json",)  # of the 200 body
     path_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
     open: bool = False  # served without the API bearer token
-    examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    examples: dict[str, Any] = field(default_factory=dict)  # request examples by name
+    #: media types of the request body a POST accepts (415 for others); () = no body
+    consumes: tuple[str, ...] = ("application/json",)
+    asgi: Any = None  # a raw ASGI app that serves the route itself (streaming bodies)
+    websocket: Callable[..., Any] | None = None  # the WebSocket endpoint at this path
+    stream_schema: type[BaseModel] | None = None  # the messages of a streaming route
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -124,11 +130,27 @@ OPERATIONS: tuple[Operation, ...] = (
         "GET", "/metrics", "metrics", "ops", "Prometheus text exposition format",
         endpoint=metrics.metrics, media_types=("text/plain",)),
     Operation(
+        "GET", "/decode/stream", "decode_stream_websocket", "stream",
+        "WebSocket: ids in, text deltas out, never part of a character (connect with an "
+        "Upgrade; a plain GET is 426)", errors={426: ("upgrade_required",)},
+        endpoint=streaming_routes.upgrade_required, websocket=streaming.websocket_endpoint,
+        stream_schema=streaming.StreamMessage),
+    Operation(
+        "POST", "/decode/stream", "decode_stream_ndjson", "stream",
+        "NDJSON: one message per line in, text deltas out as lines, while the body uploads "
+        "(errors after the first line are lines too; a body sent as application/json is "
+        "one message, and its errors are statuses)",
+        media_types=("application/x-ndjson",), consumes=streaming.NDJSON_TYPES,
+        errors=_merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
+        asgi=streaming.NdjsonEndpoint(), stream_schema=streaming.StreamMessage,
+        examples={"application/x-ndjson": '{"tokenizer": "o200k_base"}\n{"ids": [24912]}\n'
+                                          '{"ids": [2375]}\n'}),
+    Operation(
         "POST", "/admin/reload", "reload", "admin",
         "Rescan the artifact roots now (hot reload); needs the admin token",
         (ReloadResponse,), errors={401: ("unauthorized",), 403: ("forbidden",),
                                    404: ("admin_disabled",)},
-        endpoint=admin.reload, open=True),
+        endpoint=admin.reload, open=True, consumes=()),
     Operation(
         "GET", "/", "page", "playground", "The token viewer page",
         endpoint=playground.playground_page, media_types=("text/html",), open=True),
@@ -154,6 +176,11 @@ def direct_handlers() -> dict[str, handlers.Handler]:
     return {op.path: op.handler for op in OPERATIONS if op.handler is not None}
 
 
+def body_media_types() -> dict[str, tuple[str, ...]]:
+    """path -> the request media types of its POST operation (the middleware's 415)."""
+    return {op.path: op.consumes for op in OPERATIONS if op.method == "POST" and op.consumes}
+
+
 def open_paths() -> tuple[frozenset[str], tuple[str, ...]]:
     """(exact paths, path prefixes) served without the API bearer token."""
     exact = {op.path for op in OPERATIONS if op.open and "{" not in op.path}
@@ -173,6 +200,12 @@ def install_routes(app: FastAPI) -> None:
     from ``service/openapi.py``, not from these routes, so they are left out of FastAPI's
     own schema."""
     for op in OPERATIONS:
+        if op.asgi is not None:
+            app.add_route(op.path, op.asgi, methods=[op.method], name=op.name,
+                          include_in_schema=False)
+            continue
         endpoint = _body_endpoint(op.handler) if op.handler is not None else op.endpoint
         app.add_api_route(op.path, endpoint, methods=[op.method], name=op.name,
                           include_in_schema=False)
+        if op.websocket is not None:
+            app.add_api_websocket_route(op.path, op.websocket, name=op.name + "_ws")

@@ -68,7 +68,8 @@ def test_served_routes_and_documented_operations_are_the_same(document):
     for route in app.app.routes:
         if route.path in DOCS_PATHS or route.path.startswith("/docs/static"):
             continue
-        served |= {(m, route.path) for m in route.methods - {"HEAD"}}
+        methods = getattr(route, "methods", None) or {"GET"}  # a WebSocket is a GET upgrade
+        served |= {(m, route.path) for m in methods - {"HEAD"}}
     documented = {(m.upper(), path) for path, ops in document["paths"].items() for m in ops}
     assert served == documented
     assert documented == {(op.method, op.path) for op in OPERATIONS}
@@ -151,6 +152,11 @@ RECORDED = [
     ("GET", "/tokenizers/{name}", "/tokenizers/deepseek-v4@1", None, None, 200),
     ("GET", "/tokenizers/{name}", "/tokenizers/nope", None, None, 404),
     ("GET", "/models", "/models", None, None, 200),
+    ("GET", "/decode/stream", "/decode/stream", None, None, 426),
+    ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}\n{\"ids\": [1]}",
+     {"content-type": "application/x-ndjson"}, 200),
+    ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}", {"content-type": "text/plain"},
+     415),
     ("GET", "/healthz", "/healthz", None, None, 200),
     ("GET", "/metrics", "/metrics", None, None, 200),
     ("POST", "/admin/reload", "/admin/reload", None, ADMIN_HEADER, 200),

@@ -2,7 +2,7 @@
 
 The server is ``tokserve serve`` in its own process on loopback; schemathesis reads the
 served OpenAPI document and runs its phases (examples, coverage, fuzzing, stateful)
-with every check on: server errors, status codes, content types, headers and response
+with every check on (``schemathesis.toml``): server errors, status codes, content types, headers and response
 schemas against the document, negative-data rejection, positive-data acceptance (see
 ``schemathesis.toml`` beside this file for its one setting), unsupported methods,
 ignored auth. A second, shorter run has an API token set, so the document declares the
@@ -19,17 +19,20 @@ import subprocess
 import sys
 from pathlib import Path
 
-CONFIG = Path(__file__).with_name("schemathesis.toml")
+HERE = Path(__file__).resolve().parent
+CONFIG = HERE / "schemathesis.toml"
 SECONDS = int(os.environ.get("TOKSERVE_SCHEMATHESIS_SECONDS", "150"))
 
 
 def _run(workdir: Path, url: str, seconds: int, *extra: str) -> str:
     command = [sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "run",
-               f"{url}/openapi.json", "--checks", "all", "--max-time", str(seconds),
+               f"{url}/openapi.json", "--max-time", str(seconds),
                "--workers", "2", "--no-color", "--generation-database", "none",
                "--request-timeout", "30", *extra]
+    env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks",  # NDJSON bodies
+           "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
     out = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 300,
-                         cwd=workdir)  # schemathesis writes its state in the working dir
+                         cwd=workdir, env=env)  # schemathesis writes state in the cwd
     report = out.stdout + out.stderr
     print(report[-3000:])
     assert out.returncode == 0, report[-6000:]
