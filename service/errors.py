@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -212,6 +213,9 @@ def error_response(
                     media_type="application/json", headers=headers)
 
 
+_envelope = error_response
+
+
 def error_body(code: str, message: str, **details: object) -> dict[str, object]:
     """``{"error": {"code", "message", ...details}}``, bounded as ``error_response``'s
     (also the error frame of a stream)."""
@@ -236,12 +240,16 @@ def _validation_message(details: list[dict], total: int) -> str:
     return f"invalid request at {where}: {first['msg']}{more}"
 
 
-def response_for(exc: BaseException, path: str, request_id: str) -> Response:
+def response_for(exc: BaseException, path: str, request_id: str,
+                 render: Callable[..., Response] | None = None) -> Response:
     """The error response for ``exc`` raised while serving ``path``.
 
     The one mapping both request paths use: FastAPI's exception handlers (below) and the
     middleware's direct dispatch of the hot POST routes (``middleware._direct``).
+    ``render`` writes the body in another shape than the contract's envelope (the compat
+    routes speak their projects' error formats); it takes ``error_response``'s arguments.
     """
+    error_response = render or _envelope
     if isinstance(exc, (ServiceError, engine_errors.EngineError)):
         status = status_for(exc)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
@@ -256,6 +264,9 @@ def response_for(exc: BaseException, path: str, request_id: str) -> Response:
         return error_response(422, "invalid_request", _validation_message(details, total),
                               errors=details, errors_total=total)
     log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
+    if render is not None:
+        return render(500, "internal_error", "internal server error; quote the request_id "
+                      "when reporting it", {"X-Request-ID": request_id}, request_id=request_id)
     return internal_error_response(request_id)
 
 

@@ -11,6 +11,7 @@ answer whichever way it takes.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from .errors import dumps
 from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
@@ -25,7 +26,17 @@ from .serving import (
     head_dict,
 )
 
-Handler = Callable[[ServiceState, bytes], Awaitable[bytes]]
+@dataclass(frozen=True)
+class Reply:
+    """A handler's answer when it is not a plain 200 JSON body (the compat routes answer
+    errors in their project's shape, and add headers)."""
+
+    body: bytes
+    status: int = 200
+    headers: tuple[tuple[bytes, bytes], ...] = ()
+
+
+Handler = Callable[[ServiceState, bytes], Awaitable["bytes | Reply"]]
 
 # Templates are user-controlled Python work: always off the event loop.
 _ALWAYS_OFFLOAD = 1 << 62

@@ -40,9 +40,9 @@ from starlette.types import Message, Receive, Scope, Send
 from .auth import token_matches
 from .errors import (PayloadTooLarge, UnsupportedMediaType, error_response,
                      internal_error_response, response_for, shorten)
-from .handlers import Handler
+from .handlers import Handler, Reply
 from .metrics import Metrics
-from .operations import body_media_types, direct_handlers, open_paths
+from .operations import body_media_types, direct_handlers, error_renderers, open_paths
 from .settings import Settings
 
 log = logging.getLogger("tokserve.http")
@@ -53,6 +53,8 @@ log = logging.getLogger("tokserve.http")
 _OPEN_PATHS, _OPEN_PREFIXES = open_paths()
 _DIRECT = direct_handlers()
 _CONSUMES = body_media_types()
+_RENDERERS = error_renderers()  # path -> its error shape, where it is not the contract's
+_envelope = error_response
 
 #: A caller's X-Request-ID is kept when it is a short token of these characters (so it
 #: can go into logs and headers as it is); anything else is replaced by a fresh id.
@@ -143,7 +145,7 @@ class ServiceMiddleware:
             refusal = self._refuse(path, authorization, length)
             consumes = _CONSUMES.get(path) if post else None
             if refusal is None and consumes and not self._accepts(content_type, consumes):
-                refusal = error_response(
+                refusal = _RENDERERS.get(path, error_response)(
                     415, UnsupportedMediaType.code,
                     f"send the body with 'Content-Type: {consumes[0]}' (UTF-8)"
                     + (f"; accepted: {', '.join(consumes)}" if len(consumes) > 1 else ""))
@@ -225,14 +227,18 @@ class ServiceMiddleware:
         except ClientDisconnect:
             raise
         except Exception as exc:  # noqa: BLE001 - mapped exactly as the routes' handlers do
-            return await _send_response(response_for(exc, scope["path"], rid), scope,
-                                        receive, send, rid)
-        await send({"type": "http.response.start", "status": 200, "headers": [
+            render = _RENDERERS.get(scope["path"], error_response)
+            return await _send_response(response_for(exc, scope["path"], rid, render),
+                                        scope, receive, send, rid)
+        status, extra = 200, ()
+        if type(body) is Reply:
+            body, status, extra = body.body, body.status, body.headers
+        await send({"type": "http.response.start", "status": status, "headers": [
             (b"content-type", b"application/json"),
             (b"content-length", b"%d" % len(body)),
-            (b"x-request-id", rid.encode())]})
+            (b"x-request-id", rid.encode()), *extra]})
         await send({"type": "http.response.body", "body": body})
-        return 200
+        return status
 
     async def _framework(self, scope: Scope, receive: Receive, send: Send,
                          rid: str) -> tuple[int, str]:
@@ -264,7 +270,9 @@ class ServiceMiddleware:
         return sent["status"], getattr(route, "path", None) or "unmatched"
 
     def _refuse(self, path: str, authorization: bytes | None, length: bytes | None):
-        """The auth and Content-Length refusals (a ``Response``), or None."""
+        """The auth and Content-Length refusals (a ``Response``, in the route's error
+        shape), or None."""
+        error_response = _RENDERERS.get(path, _envelope)
         if (self.expected_auth is not None and path not in _OPEN_PATHS
                 and not path.startswith(_OPEN_PREFIXES)):
             if not token_matches(authorization, self.expected_auth):

@@ -39,8 +39,12 @@ the meaning of every field, is docs/API.md in the repository."""
 class _Components:
     def __init__(self) -> None:
         self.schemas: dict[str, Any] = {}
+        self._models: dict[str, type[BaseModel]] = {}
 
     def ref(self, model: type[BaseModel], mode: str = "validation") -> dict[str, Any]:
+        if self._models.setdefault(model.__name__, model) is not model:
+            raise ValueError(f"two schemas named {model.__name__}: component names are "
+                             f"class names, so they must be unique")
         schema = model.model_json_schema(ref_template=_REF, mode=mode)
         for name, sub in schema.pop("$defs", {}).items():
             self.schemas.setdefault(name, sub)
@@ -89,9 +93,11 @@ def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str
     return {"allOf": checks} if len(checks) > 1 else schema
 
 
-def _error_response(status: int, codes: tuple[str, ...], envelope: dict[str, Any]
-                    ) -> dict[str, Any]:
-    schema = {"allOf": [envelope, {"properties": {"error": {"properties": {
+def _error_response(status: int, codes: tuple[str, ...], envelope: dict[str, Any],
+                    foreign: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The contract's envelope with the operation's codes, or ``foreign``: another
+    project's error shape (compat routes), whose codes are its own."""
+    schema = foreign or {"allOf": [envelope, {"properties": {"error": {"properties": {
         "code": {"enum": list(codes)}}}}}]}
     listed = ", ".join(f"`{c}`" for c in codes)
     return {"description": f"{_STATUS_TEXT.get(status, 'Error')}: {listed}",
@@ -134,8 +140,9 @@ def _operation(components: _Components, op: Operation, envelope: dict[str, Any],
         doc["description"] = _WEBSOCKET % message["$ref"] if message else _WEBSOCKET
         responses = {"101": {"description": "Switching Protocols: the WebSocket is open; "
                                             "frames as described above"}}
+    foreign = components.ref(op.error_model, "serialization") if op.error_model else None
     for status, codes in sorted(_errors(op, auth).items()):
-        responses[str(status)] = _error_response(status, codes, envelope)
+        responses[str(status)] = _error_response(status, codes, envelope, foreign)
     doc["responses"] = responses
     if op.path.startswith("/admin/"):
         doc["security"] = [{"adminBearer": []}] if admin else []

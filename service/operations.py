@@ -74,6 +74,10 @@ class Operation:
     asgi: Any = None  # a raw ASGI app that serves the route itself (streaming bodies)
     websocket: Callable[..., Any] | None = None  # the WebSocket endpoint at this path
     stream_schema: type[BaseModel] | None = None  # the messages of a streaming route
+    #: another project's error shape (compat routes): its model, for the document, and
+    #: a renderer with ``errors.error_response``'s arguments, for every error answered
+    error_model: type[BaseModel] | None = None
+    errors_as: Callable[..., Any] | None = None
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -166,6 +170,27 @@ OPERATIONS: tuple[Operation, ...] = (
         open=True),
 )
 
+def _compat_operations() -> tuple[Operation, ...]:
+    """The compat routes (service/compat/): another project's request and response
+    shapes, its errors and their statuses; on the fast lane like the hot routes."""
+    from .compat import llamacpp, sglang, statuses, tgi, vllm
+
+    rows = []
+    for module in (vllm, sglang, llamacpp, tgi):
+        dialect = module.DIALECT
+        for route in module.ROUTES:
+            rows.append(Operation(
+                "POST", f"/compat/{dialect.name}/{route.path}",
+                f"compat_{dialect.name}_" + route.path.replace("/", "_").replace("-", "_"),
+                f"compat-{dialect.name}", route.summary, route.responses, route.request,
+                statuses(dialect), route.handler(dialect), error_model=dialect.error_model,
+                errors_as=dialect.render,
+                examples={"example": route.example} if route.example else {}))
+    return tuple(rows)
+
+
+OPERATIONS += _compat_operations()
+
 #: Served for reading the API itself, not operations of it: open, and not in the document.
 DOCS_PATHS = ("/docs", "/docs/oauth2-redirect", "/redoc", "/openapi.json")
 DOCS_STATIC = "/docs/static"
@@ -174,6 +199,12 @@ DOCS_STATIC = "/docs/static"
 def direct_handlers() -> dict[str, handlers.Handler]:
     """path -> handler, for the middleware's fast lane (POST operations only)."""
     return {op.path: op.handler for op in OPERATIONS if op.handler is not None}
+
+
+def error_renderers() -> dict[str, Callable[..., Any]]:
+    """path -> how its errors are written, for routes not answering the contract's
+    envelope (the middleware's refusals use it too)."""
+    return {op.path: op.errors_as for op in OPERATIONS if op.errors_as is not None}
 
 
 def body_media_types() -> dict[str, tuple[str, ...]]:

@@ -60,8 +60,10 @@ MAX_LISTED = 20
 _LONG_DIGIT_RUN = re.compile(rb"\d{19}")
 
 
-def parse_json(raw: bytes, model: type[M]) -> M:
-    """Parse and validate ``raw`` as ``model``.
+def parse_json(raw: bytes, model: type[M], *, unknown: str = "refuse") -> M:
+    """Parse and validate ``raw`` as ``model``. ``unknown="ignore"`` drops fields the
+    model does not have instead of refusing them (the compat routes: the projects they
+    imitate ignore unknown fields).
 
     Raises:
         InvalidJson: not UTF-8 JSON, or not a JSON object (422 ``invalid_json``).
@@ -73,7 +75,9 @@ def parse_json(raw: bytes, model: type[M]) -> M:
         raise InvalidJson(f"request body must be a JSON object, got {type(data).__name__}")
     fields = model.model_fields
     if len(data) > len(data.keys() & fields.keys()):
-        raise _unknown_fields(data, model)
+        if unknown != "ignore":
+            raise _unknown_fields(data, model)
+        data = {k: v for k, v in data.items() if k in fields}
     for name in FREE_FORM:
         value = data.get(name)
         # the body is level 1 and the field's value level 2

@@ -51,15 +51,15 @@ class ServiceState:
     metrics: Metrics
     _parse_lane: anyio.Lock | None = field(default=None, init=False, repr=False)
 
-    async def parse(self, raw: bytes, model: type[M]) -> M:
+    async def parse(self, raw: bytes, model: type[M], unknown: str = "refuse") -> M:
         """``parsing.parse_json`` on the loop for small bodies; large ones in a worker
         thread through a one-at-a-time lane (see ``PARSE_OFFLOAD_BYTES``)."""
         if len(raw) < PARSE_OFFLOAD_BYTES:
-            return parse_json(raw, model)
+            return parse_json(raw, model, unknown=unknown)
         if self._parse_lane is None:  # made on first use: it belongs to the running loop
             self._parse_lane = anyio.Lock()
         async with self._parse_lane:
-            return await to_thread.run_sync(parse_json, raw, model)
+            return await to_thread.run_sync(lambda: parse_json(raw, model, unknown=unknown))
 
     async def run(self, work: Callable[[], T], size: int) -> T:
         """Run ``work`` inline when small, in a worker thread when ``size`` chars is large."""
