@@ -39,6 +39,15 @@ def _split_ids(tok) -> list[int]:
     return out
 
 
+def _is_token(tok, i: int) -> bool:
+    """Some vocabularies have gaps (cl100k_base: ids 100261-100275 are no token)."""
+    try:
+        tok.decode_bytes([i])
+    except UnknownTokenId:
+        return False
+    return True
+
+
 def _run(tok, ids, **kw) -> tuple[list[str | None], str]:
     stream = DecodeStream(tok, **kw)
     deltas = [stream.step(i) for i in ids]
@@ -65,7 +74,7 @@ def test_stream_equals_decode_for_any_ids(tok, data):
     specials = list(tok.special_tokens.values())[:5]
     ids = data.draw(st.lists(st.one_of(
         st.sampled_from(pool or real), st.sampled_from(real),
-        st.integers(0, tok.vocab_size - 1).filter(lambda i: not 0 <= i - 256 < 0),
+        st.integers(0, tok.vocab_size - 1).filter(lambda i: _is_token(tok, i)),
         st.sampled_from(specials)), max_size=40))
     skip = data.draw(st.booleans())
     deltas, tail = _run(tok, ids, skip_special_tokens=skip)
