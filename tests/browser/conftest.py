@@ -204,8 +204,11 @@ class Playground:
         return self.page.eval_on_selector(viewer, "v => v.dataset.status")
 
     def spans(self, viewer: str) -> list[dict[str, Any]]:
-        """The viewer's children in order: tokens (and gaps) with their offsets and ids."""
-        return self.page.eval_on_selector(viewer, """v => Array.from(v.children, el => ({
+        """The viewer's drawn tokens (and gaps) in text order, with their offsets and ids.
+
+        The viewer draws its text chunk by chunk as chunks come into view; a short text (all
+        the tests' but the 300k one) is drawn at once, so this is every token."""
+        return self.page.eval_on_selector(viewer, """v => Array.from(v.querySelectorAll('.tok, .gap'), el => ({
             cls: el.className,
             start: el.dataset.start === undefined ? null : Number(el.dataset.start),
             end: el.dataset.end === undefined ? null : Number(el.dataset.end),
@@ -213,6 +216,10 @@ class Playground:
             count: Number(el.dataset.count || 1),
             text: el.textContent,
         }))""")
+
+    def ids_shown(self, selector: str = "#ids") -> list[int]:
+        """The ids view's content: a JSON list, whether its chunks are drawn or not."""
+        return json.loads(self.page.text_content(selector) or "null")
 
     def text_of(self, selector: str) -> str:
         return self.page.inner_text(selector).strip()
