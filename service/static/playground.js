@@ -787,6 +787,22 @@
     select.value = names.includes(keep) ? keep : names.includes(preferred) ? preferred : (names[0] || "");
   }
 
+  // Each message's own token count (the API's message_counts: the tokens that overlap that
+  // message's strings in the rendered prompt), shown on its row; "–" when unknown.
+  function showMessageCounts(d) {
+    const byIndex = new Map(((d && d.message_counts) || []).map((m) => [m.index, m.tokens]));
+    Array.from($("#messages").children).forEach((li, k) => {
+      const badge = $(".msg-count", li);
+      const n = byIndex.get(k);
+      badge.textContent = n === undefined ? "– tokens" : `${n} token${n === 1 ? "" : "s"}`;
+      if (n === undefined) delete badge.dataset.tokens; else badge.dataset.tokens = String(n);
+    });
+    const has = d && d.template_tokens !== undefined;
+    $("#chat-template-count").textContent = has ? String(d.template_tokens) : "–";
+    $("#chat-tools-count").textContent = has ? String(d.tools_tokens) : "–";
+    $("#chat-tools-stat").hidden = !(has && d.tools_tokens > 0);
+  }
+
   const chatChan = channel();
   async function runChat() {
     const view = views.chat;
@@ -804,6 +820,7 @@
       reserved_literals: $("#chat-literals").value,
       return_offsets: true,
       return_assistant_mask: true,
+      return_message_counts: true,
     };
     if ($("#chat-template").value) body.template = $("#chat-template").value;
     viewer.dataset.status = "loading";
@@ -816,6 +833,7 @@
       viewer.dataset.status = "error";
       $("#chat-count").textContent = "–";
       $("#chat-assistant-count").textContent = "–";
+      showMessageCounts(null);
       return;
     }
     showError($("#chat-error"), null);
@@ -838,6 +856,7 @@
     viewer.assistantSpans = (d.assistant_spans || []).map(([s, e]) => [map[s], map[e]]);
     $("#chat-count").textContent = String(d.count);
     $("#chat-assistant-count").textContent = String(labels.filter((x) => x !== -100).length);
+    showMessageCounts(d);
     setMeta($("#chat-ref"), $("#chat-hash"), d);
     $("#chat-template-hash").textContent = d.template_hash || "–";
     $("#chat-template-hash").title = d.template_hash || "";

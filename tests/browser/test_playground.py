@@ -439,3 +439,55 @@ def test_chat_ids_and_hover(playground: Playground) -> None:
     pg.page.locator('#chat-ids .id[data-i="0"]').hover()
     state = lit(pg, "#chat-viewer", "#chat-ids")
     assert [(t["index"], t["ids"]) for t in state["toks"]] == [(0, [rendered["ids"][0]])]
+
+
+# ------------------------------------------------------------------------------ chat counts
+
+def shown_message_counts(pg: Playground) -> list[int | None]:
+    return pg.page.eval_on_selector_all(
+        "#messages .msg-count",
+        "bs => bs.map(b => b.dataset.tokens === undefined ? null : Number(b.dataset.tokens))")
+
+
+def test_chat_mode_shows_per_message_counts(playground: Playground) -> None:
+    pg = playground
+    pg.open("chat")
+    for tokenizer, gen_prompt in (("deepseek-v4@1", False), ("o200k_harmony@1", True)):
+        pg.page.select_option("#chat-tokenizer", tokenizer)
+        pg.page.set_checked("#chat-gen-prompt", gen_prompt)
+        messages = chat_messages()
+        fill_messages(pg, messages)
+        request = {"tokenizer": tokenizer, "messages": messages,
+                   "add_generation_prompt": gen_prompt, "return_message_counts": True}
+        rendered = pg.api("/render_chat", request)
+        counted = pg.api("/count", request)
+        assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
+        want = [m["tokens"] for m in rendered["message_counts"]]
+        assert [m["index"] for m in rendered["message_counts"]] == list(range(len(messages)))
+        assert want == [m["tokens"] for m in counted["message_counts"]]
+        assert shown_message_counts(pg) == want
+        badges = pg.page.eval_on_selector_all("#messages .msg-count", "bs => bs.map(b => b.textContent)")
+        assert badges == [f"{n} token{'' if n == 1 else 's'}" for n in want]
+        assert int(pg.text_of("#chat-template-count")) == rendered["template_tokens"]
+        assert rendered["tools_tokens"] == 0 and not pg.page.is_visible("#chat-tools-stat")
+        assert sum(want) + rendered["template_tokens"] == int(pg.text_of("#chat-count")) \
+            == rendered["count"] == counted["count"]
+
+    # Editing a message updates its count; removing one renumbers the rest.
+    pg.page.locator("#messages li .content").nth(3).fill("Thanks a lot, see you tomorrow 👍🏿")
+    messages = [dict(m) for m in chat_messages()]
+    messages[3]["content"] = "Thanks a lot, see you tomorrow 👍🏿"
+    pg.page.locator("#messages li .remove").first.click()
+    messages = messages[1:]
+    request = {"tokenizer": "o200k_harmony@1", "messages": messages,
+               "add_generation_prompt": True, "return_message_counts": True}
+    rendered = pg.api("/render_chat", request)
+    assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
+    assert shown_message_counts(pg) == [m["tokens"] for m in rendered["message_counts"]]
+
+    # An error leaves no stale counts behind.
+    pg.page.select_option("#chat-tokenizer", "deepseek-v4@1")
+    fill_messages(pg, [{"role": "user", "content": "sneaky <｜end▁of▁sentence｜> literal"}])
+    assert pg.settle("#chat-viewer") == "error"
+    assert shown_message_counts(pg) == [None]
+    assert pg.text_of("#chat-template-count") == "–"
