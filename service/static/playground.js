@@ -14,6 +14,8 @@
 // Large texts: the viewer is drawn chunk by chunk as chunks come into view (see
 // CHUNK_CHARS), so 300k characters show within 2 s and frames keep being painted while
 // they do (tests/browser/test_playground_scale.py measures both).
+// The page state (mode, tokenizer(s), options, text or messages) is kept in the URL
+// fragment: the address bar is a share link ("share links" below).
 // Plain browser JS, no build step, no dependencies; all DOM is built with textContent
 // (never innerHTML), so text from the user or the server cannot inject markup.
 "use strict";
@@ -696,6 +698,7 @@
     $("#cpt").textContent = d && d.count ? (chars / d.count).toFixed(2) : "–";
     setMeta($("#tok-ref"), $("#tok-hash"), d);
     $("#copy-status").textContent = "";
+    syncLink();
   }
 
   // Copies `text` to the clipboard (a hidden text box and execCommand where the clipboard
@@ -734,6 +737,7 @@
       return d;
     }));
     if (results.includes(undefined)) return;
+    syncLink();
     const [a, b] = results;
     const summary = $("#cmp-summary");
     if (!a || !b) { summary.textContent = ""; return; }
@@ -754,7 +758,13 @@
   function addMessage(role, content) {
     const li = $("#message-template").content.firstElementChild.cloneNode(true);
     tabInserts($(".content", li));
-    $(".role", li).value = role;
+    const select = $(".role", li);
+    if (!Array.from(select.options, (o) => o.value).includes(role)) { // e.g. "developer" from a link
+      const opt = document.createElement("option");
+      opt.textContent = role;
+      select.append(opt);
+    }
+    select.value = role;
     $(".content", li).value = content;
     $("#messages").append(li);
     return li;
@@ -826,6 +836,7 @@
     viewer.dataset.status = "loading";
     const r = await chatChan((signal) => api("POST", "/render_chat", body, signal));
     if (r === null) return;
+    syncLink();
     $("#chat-copy-status").textContent = "";
     if (!r.ok) {
       showError($("#chat-error"), r.error);
@@ -862,6 +873,150 @@
     $("#chat-template-hash").title = d.template_hash || "";
   }
 
+  // ---------------------------------------------------------------- share links
+  // The page state lives in the URL fragment (never sent to the server), kept up to date
+  // after every run, so the address bar is always a link to what the page shows:
+  //   #mode=text&tokenizer=o200k_base%401&special=reject&bos=0&text=Hello
+  //   #mode=compare&a=…&b=…&special=…&bos=…&text=…
+  //   #mode=chat&tokenizer=…&template=…&literals=…&genprompt=0&messages=[{"role":…}]
+  // plus ws=0 when whitespace is not shown. A payload (the text, or the messages as JSON)
+  // longer than LINK_INLINE_MAX once URL-encoded is stored deflated, base64url, under
+  // textz= / messagesz= (300k characters of prose: a link of ~100 kB). A bare "#chat" (the
+  // old form: the mode only) still opens that mode with the defaults.
+  const LINK_INLINE_MAX = 2000;
+
+  function b64url(bytes) {
+    let bin = "";
+    for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  function unb64url(s) {
+    const bin = atob(s.replace(/-/g, "+").replace(/_/g, "/"));
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return bytes;
+  }
+
+  async function deflate(text) {
+    const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("deflate-raw"));
+    return b64url(new Uint8Array(await new Response(stream).arrayBuffer()));
+  }
+
+  async function inflate(packed) {
+    const stream = new Blob([unb64url(packed)]).stream().pipeThrough(new DecompressionStream("deflate-raw"));
+    return new Response(stream).text();
+  }
+
+  async function putPayload(params, key, value) {
+    if (new URLSearchParams({ [key]: value }).toString().length <= LINK_INLINE_MAX) params.set(key, value);
+    else params.set(`${key}z`, await deflate(value));
+  }
+
+  async function linkFragment() {
+    const p = new URLSearchParams();
+    p.set("mode", mode);
+    if (mode === "chat") {
+      p.set("tokenizer", $("#chat-tokenizer").value);
+      if ($("#chat-template").value) p.set("template", $("#chat-template").value);
+      p.set("literals", $("#chat-literals").value);
+      p.set("genprompt", $("#chat-gen-prompt").checked ? "1" : "0");
+    } else {
+      if (mode === "text") p.set("tokenizer", $("#tokenizer").value);
+      else { p.set("a", $("#cmp-a-tokenizer").value); p.set("b", $("#cmp-b-tokenizer").value); }
+      p.set("special", $("#special-policy").value);
+      p.set("bos", $("#add-special").checked ? "1" : "0");
+    }
+    if (!$("#show-ws").checked) p.set("ws", "0");
+    if (mode === "chat") await putPayload(p, "messages", JSON.stringify(readMessages()));
+    else await putPayload(p, "text", $("#input").value);
+    return p.toString();
+  }
+
+  let linkSeq = 0;
+  let linkDone = Promise.resolve();
+  function syncLink() {
+    const mine = ++linkSeq;
+    setBusy(1);
+    linkDone = linkFragment().then((fragment) => {
+      if (mine === linkSeq && location.hash.slice(1) !== fragment) history.replaceState(null, "", `#${fragment}`);
+    }).catch((e) => {
+      showError($("#global-error"), `could not write the page state into the link (${e.message})`);
+    }).finally(() => setBusy(-1));
+    return linkDone;
+  }
+
+  async function copyLink() {
+    syncLink();
+    await linkDone;
+    await copyText(location.href);
+    $("#share-status").textContent = "link copied";
+  }
+
+  // A served tokenizer for `ref` ("name@version", or a bare name: its newest served
+  // version) among `select`'s options, or null.
+  function resolveRef(select, ref) {
+    const refs = Array.from(select.options, (o) => o.value);
+    if (refs.includes(ref)) return ref;
+    const named = refs.filter((r) => r.split("@")[0] === ref);
+    return named.length ? named[named.length - 1] : null;
+  }
+
+  // Puts the state in `fragment` (location.hash without "#") into the page; returns the mode.
+  async function applyLink(fragment) {
+    if (!fragment.includes("=")) return fragment; // "#chat": the mode only
+    const p = new URLSearchParams(fragment);
+    const problems = [];
+    const choose = (select, value, what) => {
+      if (value === null) return;
+      const ok = Array.from(select.options, (o) => o.value).includes(value);
+      if (ok) select.value = value; else problems.push(`${what} ${JSON.stringify(value)} is not available here`);
+    };
+    const tokenizer = (select, key) => {
+      const ref = p.get(key);
+      if (ref === null) return;
+      const found = resolveRef(select, ref);
+      if (found) select.value = found; else problems.push(`tokenizer ${JSON.stringify(ref)} is not served here`);
+    };
+    const payload = async (key) => {
+      try {
+        return p.has(`${key}z`) ? await inflate(p.get(`${key}z`)) : p.get(key);
+      } catch (e) {
+        problems.push(`the ${key} in the link could not be read (${e.message || e.name})`);
+        return null;
+      }
+    };
+    const next = MODES.includes(p.get("mode")) ? p.get("mode") : "text";
+    if (next === "chat") {
+      tokenizer($("#chat-tokenizer"), "tokenizer");
+      fillTemplates();
+      choose($("#chat-template"), p.get("template"), "chat template");
+      choose($("#chat-literals"), p.get("literals"), "literal policy");
+      if (p.has("genprompt")) $("#chat-gen-prompt").checked = p.get("genprompt") === "1";
+      const raw = await payload("messages");
+      if (raw !== null) {
+        let list = null;
+        try { list = JSON.parse(raw); } catch (_) { /* reported below */ }
+        const valid = Array.isArray(list) && list.length > 0 && list.every((m) =>
+          m && typeof m.role === "string" && typeof m.content === "string");
+        if (valid) setMessages(list); else problems.push("the messages in the link are not a list of {role, content}");
+      }
+    } else {
+      if (next === "text") tokenizer($("#tokenizer"), "tokenizer");
+      else { tokenizer($("#cmp-a-tokenizer"), "a"); tokenizer($("#cmp-b-tokenizer"), "b"); }
+      choose($("#special-policy"), p.get("special"), "special-token policy");
+      if (p.has("bos")) $("#add-special").checked = p.get("bos") === "1";
+      const text = await payload("text");
+      if (text !== null) $("#input").value = text;
+    }
+    if (p.has("ws")) {
+      $("#show-ws").checked = p.get("ws") !== "0";
+      document.body.classList.toggle("show-ws", $("#show-ws").checked);
+    }
+    if (problems.length) showError($("#global-error"), `share link: ${problems.join("; ")}`);
+    return next;
+  }
+
   // ---------------------------------------------------------------- modes and wiring
   const MODES = ["text", "compare", "chat"];
   let mode = "text";
@@ -880,7 +1035,6 @@
       $(`#tab-${m}`).setAttribute("aria-selected", String(m === mode));
     }
     $("#text-input-section").hidden = mode === "chat";
-    if (location.hash.slice(1) !== mode) history.replaceState(null, "", `#${mode}`);
     runners[mode]();
   }
 
@@ -907,7 +1061,11 @@
     views.b = new TokenView($("#cmp-b-viewer"));
     views.chat = new TokenView($("#chat-viewer"), $("#chat-ids"));
     for (const m of MODES) $(`#tab-${m}`).addEventListener("click", () => setMode(m));
-    window.addEventListener("hashchange", () => setMode(location.hash.slice(1)));
+    // Another link opened in this tab (our own updates use replaceState: no event).
+    window.addEventListener("hashchange", async () => {
+      setBusy(1);
+      try { setMode(await applyLink(location.hash.slice(1))); } finally { setBusy(-1); }
+    });
     const rerunInput = () => schedule[mode === "chat" ? "text" : mode]();
     $("#input").addEventListener("input", rerunInput);
     tabInserts($("#input"));
@@ -915,10 +1073,14 @@
       $(id).addEventListener("change", () => runners[mode === "chat" ? "text" : mode]());
     }
     for (const id of ["#cmp-a-tokenizer", "#cmp-b-tokenizer"]) $(id).addEventListener("change", () => runCompare());
-    $("#show-ws").addEventListener("change", (ev) => document.body.classList.toggle("show-ws", ev.target.checked));
+    $("#show-ws").addEventListener("change", (ev) => {
+      document.body.classList.toggle("show-ws", ev.target.checked);
+      syncLink();
+    });
     document.body.classList.toggle("show-ws", $("#show-ws").checked);
     $("#copy-ids").addEventListener("click", () => copyIds(views.text, $("#copy-status")));
     $("#chat-copy-ids").addEventListener("click", () => copyIds(views.chat, $("#chat-copy-status")));
+    $("#share").addEventListener("click", copyLink);
     $("#chat-tokenizer").addEventListener("change", () => { fillTemplates(); runChat(); });
     for (const id of ["#chat-template", "#chat-literals", "#chat-gen-prompt"]) $(id).addEventListener("change", () => runChat());
     const messages = $("#messages");
@@ -940,6 +1102,7 @@
     setMessages(DEFAULT_MESSAGES);
   }
 
+  let linkApplied = false;
   async function loadTokenizers() {
     let data;
     try {
@@ -960,7 +1123,14 @@
     const chatty = all.filter((e) => Object.keys(e.chat_templates || {}).length > 0);
     fillSelect($("#chat-tokenizer"), chatty, chatty.length ? chatty[0].tokenizer : "");
     fillTemplates();
-    setMode(location.hash.slice(1));
+    // The link is read once (after a 401 and a token, this runs again: keep the edits).
+    let next = mode;
+    if (!linkApplied) {
+      linkApplied = true;
+      setBusy(1);
+      try { next = await applyLink(location.hash.slice(1)); } finally { setBusy(-1); }
+    }
+    setMode(next);
   }
 
   document.addEventListener("DOMContentLoaded", () => {
