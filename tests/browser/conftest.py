@@ -19,6 +19,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -87,29 +88,27 @@ def _bos_artifact(root: Path) -> Path:
     return root
 
 
-def _app(extra_root: Path) -> Any:
+def _app(extra_root: Path, auth_token: str | None = None) -> Any:
     from tokserve import bundled_root
     from tokserve.service.app import create_app
     from tokserve.service.settings import Settings
 
     settings = Settings(bundled_artifacts=bundled_root(), artifacts=[extra_root],
-                        auth_token=None, default_tokenizer="o200k_base", log_level="warning")
+                        auth_token=auth_token, default_tokenizer="o200k_base",
+                        log_level="warning")
     return create_app(settings)
 
 
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of the real service, serving the bundled artifacts (plus BOS_TOKENIZER), on
-    a free loopback port."""
+@contextmanager
+def _serve(app: Any) -> Iterator[str]:
+    """Serves `app` with uvicorn in a thread on a free loopback port; yields its base URL."""
     import uvicorn
-
-    extra_root = _bos_artifact(tmp_path_factory.mktemp("artifacts"))
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(_app(extra_root), log_level="warning", lifespan="on"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 120
@@ -125,6 +124,32 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=15)
         sock.close()
+
+
+@pytest.fixture(scope="session")
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of the real service, serving the bundled artifacts (plus BOS_TOKENIZER), on
+    a free loopback port."""
+    with _serve(_app(_bos_artifact(tmp_path_factory.mktemp("artifacts")))) as url:
+        yield url
+
+
+#: The bearer token of the `auth_server_url` service (the `auth_token` fixture).
+AUTH_TOKEN = "playground-test-token"
+
+
+@pytest.fixture(scope="session")
+def auth_token() -> str:
+    return AUTH_TOKEN
+
+
+@pytest.fixture(scope="session")
+def auth_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The same service with TOKSERVE_AUTH_TOKEN set (AUTH_TOKEN): the API needs a bearer
+    token, the page itself does not."""
+    app = _app(_bos_artifact(tmp_path_factory.mktemp("artifacts-auth")), AUTH_TOKEN)
+    with _serve(app) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -204,8 +229,11 @@ class Playground:
         return self.page.eval_on_selector(viewer, "v => v.dataset.status")
 
     def spans(self, viewer: str) -> list[dict[str, Any]]:
-        """The viewer's children in order: tokens (and gaps) with their offsets and ids."""
-        return self.page.eval_on_selector(viewer, """v => Array.from(v.children, el => ({
+        """The viewer's drawn tokens (and gaps) in text order, with their offsets and ids.
+
+        The viewer draws its text chunk by chunk as chunks come into view; a short text (all
+        the tests' but the 300k one) is drawn at once, so this is every token."""
+        return self.page.eval_on_selector(viewer, """v => Array.from(v.querySelectorAll('.tok, .gap'), el => ({
             cls: el.className,
             start: el.dataset.start === undefined ? null : Number(el.dataset.start),
             end: el.dataset.end === undefined ? null : Number(el.dataset.end),
@@ -213,6 +241,10 @@ class Playground:
             count: Number(el.dataset.count || 1),
             text: el.textContent,
         }))""")
+
+    def ids_shown(self, selector: str = "#ids") -> list[int]:
+        """The ids view's content: a JSON list, whether its chunks are drawn or not."""
+        return json.loads(self.page.text_content(selector) or "null")
 
     def text_of(self, selector: str) -> str:
         return self.page.inner_text(selector).strip()
@@ -228,6 +260,18 @@ class Playground:
 def playground(browser_context: Any, server_url: str) -> Iterator[Playground]:
     page = browser_context.new_page()
     pg = Playground(page, server_url)
+    try:
+        yield pg
+        assert not pg.errors, pg.errors
+    finally:
+        page.close()
+
+
+@pytest.fixture()
+def auth_playground(browser_context: Any, auth_server_url: str) -> Iterator[Playground]:
+    """A tab on the service that needs AUTH_TOKEN (not entered yet)."""
+    page = browser_context.new_page()
+    pg = Playground(page, auth_server_url)
     try:
         yield pg
         assert not pg.errors, pg.errors

@@ -79,7 +79,7 @@ def check_text_view(pg: Playground, tokenizer: str, text: str, policy: str = "re
     assert int(pg.text_of("#token-count")) == count["count"] == len(enc["ids"])
     assert int(pg.text_of("#char-count")) == len(text)  # code points
     assert pg.text_of("#cpt") == f"{len(text) / count['count']:.2f}"
-    assert json.loads(pg.page.input_value("#ids")) == enc["ids"]
+    assert pg.ids_shown() == enc["ids"]
     assert pg.text_of("#tok-ref") == enc["tokenizer"]
     assert pg.page.text_content("#tok-hash") == enc["tokenizer_hash"]
 
@@ -102,13 +102,18 @@ def test_text_mode_spans_are_exactly_the_input(playground: Playground) -> None:
     assert groups and all("multi" in g["cls"].split() for g in groups)
     assert any("🏽" in g["text"] or "🏿" in g["text"] for g in groups)
     pg.screenshot("playground-text.png")
+    # The same view with a token hovered: its ids light up below (docs/playground.png).
+    pg.page.locator("#viewer .tok", has_text="世界").first.hover()
+    pg.page.wait_for_selector("#ids .id.hover")
+    pg.screenshot("playground-hover.png")
+    pg.page.mouse.move(5, 5)
 
     # The ids are one click away from the clipboard, as the JSON list shown.
     pg.page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=pg.url)
     pg.page.click("#copy-ids")
     pg.page.wait_for_function("document.querySelector('#copy-status').textContent === 'copied'")
     copied = pg.page.evaluate("navigator.clipboard.readText()")
-    assert copied == pg.page.input_value("#ids")
+    assert json.loads(copied) == pg.ids_shown()
     assert json.loads(copied) == pg.api("/encode", encode_request("o200k_base@1", text))["ids"]
 
     # Every served tokenizer, picked from the list the page filled from GET /tokenizers.
@@ -350,3 +355,139 @@ def test_page_is_served_offline(server_url: str, path: str) -> None:
         assert "https://" not in r.text and "http://" not in r.text
     missing = httpx.get(f"{server_url}/playground/index.html", timeout=10)
     assert missing.status_code == 404
+
+
+# ------------------------------------------------------------------------------ token <-> id
+
+ACCENT = "rgb(47, 111, 222)"  # --accent (light scheme): what a lit token/id is drawn with
+
+
+def lit(pg: Playground, viewer: str = "#viewer", ids: str = "#ids") -> dict[str, Any]:
+    """What is lit up now: the token spans (start, end, first token index, count) and the ids
+    (token index, id), with how they are drawn."""
+    return pg.page.evaluate("""([viewer, ids]) => ({
+        toks: Array.from(document.querySelectorAll(`${viewer} .tok.hover`), el => ({
+            start: Number(el.dataset.start), end: Number(el.dataset.end),
+            index: Number(el.dataset.index), count: Number(el.dataset.count || 1),
+            ids: el.dataset.ids.split(',').map(Number),
+            outline: getComputedStyle(el).outlineColor + ' ' + getComputedStyle(el).outlineStyle})),
+        ids: Array.from(document.querySelectorAll(`${ids} .id.hover`), el => ({
+            i: Number(el.dataset.i), id: Number(el.textContent),
+            background: getComputedStyle(el).backgroundColor})),
+      })""", [viewer, ids])
+
+
+def test_hover_links_token_and_id_both_ways(playground: Playground) -> None:
+    pg = playground
+    pg.page.emulate_media(color_scheme="light")
+    pg.open("text")
+    text = "ok 👍🏽 done\n\tsecond line, 世界"
+    pg.page.fill("#input", text)
+    assert pg.settle("#viewer", text) == "ready"
+    enc = pg.api("/encode", encode_request("o200k_base@1", text))
+    groups = expected_groups(enc["ids"], enc["offsets"])
+    # token index range of each group, in order
+    firsts = []
+    i = 0
+    for _, _, members in groups:
+        firsts.append(i)
+        i += len(members)
+
+    # Token -> id: every group, including the multi-token one (all its ids light up).
+    for n, (start, end, members) in enumerate(groups):
+        pg.page.locator("#viewer .tok").nth(n).hover()
+        state = lit(pg)
+        assert [(t["start"], t["end"]) for t in state["toks"]] == [(start, end)]
+        assert state["toks"][0]["outline"] == f"{ACCENT} solid"
+        assert [(x["i"], x["id"]) for x in state["ids"]] == \
+            [(firsts[n] + k, token_id) for k, token_id in enumerate(members)]
+        assert all(x["background"] == ACCENT for x in state["ids"])
+        assert f"token #{firsts[n]}   id {members[0]}" in pg.page.inner_text("#tip")
+
+    # Id -> token: every id lights up its own group (and the group's other ids).
+    for i, token_id in enumerate(enc["ids"]):
+        pg.page.locator(f'#ids .id[data-i="{i}"]').hover()
+        state = lit(pg)
+        n = max(k for k, f in enumerate(firsts) if f <= i)
+        start, end, members = groups[n]
+        assert [(t["start"], t["end"], t["ids"]) for t in state["toks"]] == [(start, end, members)]
+        assert state["toks"][0]["outline"] == f"{ACCENT} solid"
+        assert [x["i"] for x in state["ids"]] == list(range(firsts[n], firsts[n] + len(members)))
+        assert token_id in [x["id"] for x in state["ids"]]
+        assert pg.page.is_visible("#tip")
+        assert f"token #{i}   id {token_id}" in pg.page.inner_text("#tip")
+
+    # Leaving puts everything back.
+    pg.page.mouse.move(5, 5)
+    assert lit(pg) == {"toks": [], "ids": []}
+    assert not pg.page.is_visible("#tip")
+
+
+def test_chat_ids_and_hover(playground: Playground) -> None:
+    pg = playground
+    pg.open("chat")
+    pg.page.select_option("#chat-tokenizer", "deepseek-v4@1")
+    messages = chat_messages()
+    fill_messages(pg, messages)
+    rendered = pg.api("/render_chat", {"tokenizer": "deepseek-v4@1", "messages": messages})
+    assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
+    assert pg.ids_shown("#chat-ids") == rendered["ids"]
+    special = pg.page.locator("#chat-viewer .tok.special").first
+    special.hover()
+    state = lit(pg, "#chat-viewer", "#chat-ids")
+    assert [x["id"] for x in state["ids"]] == [int(special.get_attribute("data-ids"))]
+    pg.page.locator('#chat-ids .id[data-i="0"]').hover()
+    state = lit(pg, "#chat-viewer", "#chat-ids")
+    assert [(t["index"], t["ids"]) for t in state["toks"]] == [(0, [rendered["ids"][0]])]
+
+
+# ------------------------------------------------------------------------------ chat counts
+
+def shown_message_counts(pg: Playground) -> list[int | None]:
+    return pg.page.eval_on_selector_all(
+        "#messages .msg-count",
+        "bs => bs.map(b => b.dataset.tokens === undefined ? null : Number(b.dataset.tokens))")
+
+
+def test_chat_mode_shows_per_message_counts(playground: Playground) -> None:
+    pg = playground
+    pg.open("chat")
+    for tokenizer, gen_prompt in (("deepseek-v4@1", False), ("o200k_harmony@1", True)):
+        pg.page.select_option("#chat-tokenizer", tokenizer)
+        pg.page.set_checked("#chat-gen-prompt", gen_prompt)
+        messages = chat_messages()
+        fill_messages(pg, messages)
+        request = {"tokenizer": tokenizer, "messages": messages,
+                   "add_generation_prompt": gen_prompt, "return_message_counts": True}
+        rendered = pg.api("/render_chat", request)
+        counted = pg.api("/count", request)
+        assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
+        want = [m["tokens"] for m in rendered["message_counts"]]
+        assert [m["index"] for m in rendered["message_counts"]] == list(range(len(messages)))
+        assert want == [m["tokens"] for m in counted["message_counts"]]
+        assert shown_message_counts(pg) == want
+        badges = pg.page.eval_on_selector_all("#messages .msg-count", "bs => bs.map(b => b.textContent)")
+        assert badges == [f"{n} token{'' if n == 1 else 's'}" for n in want]
+        assert int(pg.text_of("#chat-template-count")) == rendered["template_tokens"]
+        assert rendered["tools_tokens"] == 0 and not pg.page.is_visible("#chat-tools-stat")
+        assert sum(want) + rendered["template_tokens"] == int(pg.text_of("#chat-count")) \
+            == rendered["count"] == counted["count"]
+
+    # Editing a message updates its count; removing one renumbers the rest.
+    pg.page.locator("#messages li .content").nth(3).fill("Thanks a lot, see you tomorrow 👍🏿")
+    messages = [dict(m) for m in chat_messages()]
+    messages[3]["content"] = "Thanks a lot, see you tomorrow 👍🏿"
+    pg.page.locator("#messages li .remove").first.click()
+    messages = messages[1:]
+    request = {"tokenizer": "o200k_harmony@1", "messages": messages,
+               "add_generation_prompt": True, "return_message_counts": True}
+    rendered = pg.api("/render_chat", request)
+    assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
+    assert shown_message_counts(pg) == [m["tokens"] for m in rendered["message_counts"]]
+
+    # An error leaves no stale counts behind.
+    pg.page.select_option("#chat-tokenizer", "deepseek-v4@1")
+    fill_messages(pg, [{"role": "user", "content": "sneaky <｜end▁of▁sentence｜> literal"}])
+    assert pg.settle("#chat-viewer") == "error"
+    assert shown_message_counts(pg) == [None]
+    assert pg.text_of("#chat-template-count") == "–"
