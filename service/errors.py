@@ -105,6 +105,31 @@ class ChatUnavailable(ServiceError):
     code = "chat_unavailable"
 
 
+class NotFound(ServiceError):
+    """A path under a known route names nothing that exists (a playground asset)."""
+
+    code = "not_found"
+
+
+class NotReady(ServiceError):
+    """The server cannot take this request yet, or no longer wants new ones: ``reason``
+    is ``loading`` (artifacts still loading after start), ``draining`` (shutting down:
+    /readyz only; requests are still served) or ``no_tokenizers`` (nothing loaded).
+    Answered 503 with ``Retry-After``, so clients and load balancers try again or
+    elsewhere."""
+
+    code = "not_ready"
+
+    def __init__(self, message: str, reason: str, **details: Any) -> None:
+        super().__init__(message, reason=reason, **details)
+
+
+class NoArtifacts(ServiceError):
+    """/healthz: loading finished and no tokenizer artifact is loaded."""
+
+    code = "no_artifacts"
+
+
 # =====================================================================================
 # The one table: exception type → HTTP status. Lookup walks the MRO, so a subclass
 # inherits its base's status unless it has its own row. Codes come from the exception.
@@ -132,11 +157,18 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     Forbidden: 403,
     AdminDisabled: 404,
     ChatUnavailable: 501,
+    NotFound: 404,
+    NotReady: 503,
+    NoArtifacts: 503,
     ServiceError: 500,
     # framework
     ValidationError: 422,
     RequestValidationError: 422,
 }
+
+#: Extra headers by status: 401 names the scheme (RFC 9110 §11.6.1), 503 says when to
+#: come back (the client retries a 503 after Retry-After).
+HEADERS_BY_STATUS = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
 
 #: Codes for the framework's own HTTP errors (routing 404/405 etc.).
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
@@ -189,12 +221,17 @@ def _bounded(value: object) -> object:
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None, **details: object
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, *,
+    request_id: str | None = None, **details: object
 ) -> Response:
     """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
-    unbounded amount of what the caller sent."""
-    body = {"error": {"code": code, "message": shorten(message, MAX_MESSAGE),
-                      **_bounded(details)}}
+    unbounded amount of what the caller sent. ``request_id`` (the one the middleware
+    gave the request, also in the ``X-Request-ID`` header) goes into the body, so a
+    failed call can be followed into the server's logs from the body alone."""
+    error: dict[str, object] = {"code": code, "message": shorten(message, MAX_MESSAGE)}
+    if request_id is not None:
+        error["request_id"] = request_id
+    body = {"error": {**error, **_bounded(details)}}
     return Response(dumps(body), status_code=status, media_type="application/json",
                     headers=headers)
 
@@ -224,15 +261,15 @@ def response_for(exc: BaseException, path: str, request_id: str) -> Response:
     """
     if isinstance(exc, (ServiceError, engine_errors.EngineError)):
         status = status_for(exc)
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        if status >= 500:
-            log.error("%s on %s: %s", exc.code, path, exc.message)
-        return error_response(status, exc.code, exc.message, headers, **exc.details)
+        if status >= 500 and status != 503:
+            log.error("%s on %s: %s (request_id=%s)", exc.code, path, exc.message, request_id)
+        return error_response(status, exc.code, exc.message, HEADERS_BY_STATUS.get(status),
+                              request_id=request_id, **exc.details)
     if isinstance(exc, (ValidationError, RequestValidationError)):
         errors = list(exc.errors())
         details = _validation_details(errors)
         return error_response(422, "invalid_request", _validation_message(details, len(errors)),
-                              errors=details, errors_total=len(errors))
+                              request_id=request_id, errors=details, errors_total=len(errors))
     log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
     return internal_error_response(request_id)
 
@@ -253,7 +290,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         message = f"no route {request.method} {request.url.path}; see /docs for the endpoints"
     elif exc.status_code == 405:
         message = f"method {request.method} is not allowed on {request.url.path}"
-    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None,
+                          request_id=_request_id(request))
 
 
 def internal_error_response(request_id: str) -> Response:

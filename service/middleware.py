@@ -9,13 +9,20 @@ In order, for every HTTP request:
 3. the body limit: a ``Content-Length`` over ``max_body_bytes`` is answered 413 without
    reading a byte; a chunked body is counted as it streams and the read that crosses the
    limit raises ``PayloadTooLarge`` (→ 413) before anything is parsed;
-4. the fast lane: the hot POST operations of the table (``operations.direct_handlers``)
+4. readiness: while artifacts load, the operations that need them (``operations.
+   needs_artifacts``) are answered 503 ``not_ready`` with ``Retry-After``; while the
+   server drains (SIGTERM), every answer carries ``Connection: close`` (lifecycle.py);
+5. the fast lane: the hot POST operations of the table (``operations.direct_handlers``)
    are served here, skipping the framework's routing and middleware layers, after their
    ``Content-Type`` is checked (JSON in UTF-8, else 415); every other request goes
    through FastAPI;
-5. metrics: one request/latency observation per response, labelled by route template;
-6. a last-resort guard: an exception escaping the app becomes a 500 with the request id
+6. telemetry: a ``RequestRecord`` per request (route template, status, duration, bytes,
+   tokenizer and tokens), handed to the metrics and the access log (telemetry.py);
+7. a last-resort guard: an exception escaping the app becomes a 500 with the request id
    (logged with its traceback server-side, never sent to the client).
+
+Every error body carries the request id (``"request_id"`` in the error object), as every
+response carries it in ``X-Request-ID``.
 
 Pure ASGI rather than ``BaseHTTPMiddleware``: no extra task per request, no body
 buffering, and it can refuse a body before it is received. The fast lane is measured
@@ -30,7 +37,6 @@ import os
 import re
 import time
 from itertools import count
-from typing import Any
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
@@ -38,12 +44,19 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from .auth import token_matches
-from .errors import (PayloadTooLarge, UnsupportedMediaType, error_response,
-                     internal_error_response, response_for)
+from .errors import (
+    HEADERS_BY_STATUS,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    error_response,
+    internal_error_response,
+    response_for,
+)
 from .handlers import Handler
-from .metrics import Metrics
-from .operations import direct_handlers, open_paths
+from .lifecycle import Lifecycle
+from .operations import direct_handlers, gated_paths, open_paths
 from .settings import Settings
+from .telemetry import RequestRecord, Telemetry, current
 
 log = logging.getLogger("tokserve.http")
 
@@ -51,7 +64,9 @@ log = logging.getLogger("tokserve.http")
 # /admin/* which checks its own admin token) and the API docs carry no data; the page
 # asks for the bearer token itself and sends it on every API call.
 _OPEN_PATHS, _OPEN_PREFIXES = open_paths()
+_GATED_PATHS, _GATED_PREFIXES = gated_paths()
 _DIRECT = direct_handlers()
+_CLOSE = (b"connection", b"close")
 
 #: A caller's X-Request-ID is kept when it is a short token of these characters (so it
 #: can go into logs and headers as it is); anything else is replaced by a fresh id.
@@ -91,7 +106,8 @@ def json_media_type(value: bytes | None) -> bool:
 class ServiceMiddleware:
     """The service's outermost ASGI app; ``app`` is the FastAPI app it wraps."""
 
-    def __init__(self, app: FastAPI, settings: Settings, metrics: Metrics) -> None:
+    def __init__(self, app: FastAPI, settings: Settings, lifecycle: Lifecycle,
+                 telemetry: Telemetry) -> None:
         self.app = app
         # CORS only when origins are configured: Starlette's middleware, outermost, so it
         # answers preflights itself and adds its headers to every response of ours.
@@ -103,7 +119,8 @@ class ServiceMiddleware:
         self.max_body = settings.max_body_bytes
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self.expected_auth = token.encode() if token else None
-        self.metrics = metrics
+        self.lifecycle = lifecycle
+        self.telemetry = telemetry
         self.new_request_id = RequestIds()
         self._json_types: dict[bytes, bool] = {}  # Content-Type value -> accepted (memo)
 
@@ -128,27 +145,33 @@ class ServiceMiddleware:
         rid = rid.decode() if rid is not None and _REQUEST_ID.fullmatch(rid) else \
             self.new_request_id()
         scope["tokserve.request_id"] = rid
+        record = RequestRecord(rid, scope["method"], start)
+        current.set(record)  # this task's context: the operation fills in its tokens
         path = scope["path"]
         handler = _DIRECT.get(path) if scope["method"] == "POST" else None
-        endpoint = path if handler is not None else "unmatched"
-        status = 500
+        if handler is not None:
+            record.route = path
         try:
-            refusal = self._refuse(path, authorization, length)
+            refusal = self._refuse(path, authorization, length, rid)
             if refusal is None and handler is not None and not self._accepts(content_type):
                 refusal = error_response(
                     415, UnsupportedMediaType.code,
-                    "send the body as JSON with 'Content-Type: application/json' (UTF-8)")
+                    "send the body as JSON with 'Content-Type: application/json' (UTF-8)",
+                    request_id=rid)
+            if refusal is None and not self.lifecycle.loaded and (
+                    path in _GATED_PATHS or path.startswith(_GATED_PREFIXES)):
+                refusal = response_for(self.lifecycle.not_ready(1), path, rid)
             if refusal is not None:
-                status = await _send_response(refusal, scope, receive, send, rid)
+                await self._send_response(refusal, scope, receive, send, record)
             elif handler is not None:
-                status = await self._direct(handler, scope, receive, send, rid)
+                await self._direct(handler, scope, receive, send, record)
             else:
-                status, endpoint = await self._framework(scope, receive, send, rid)
+                await self._framework(scope, receive, send, record)
         except ClientDisconnect:
-            status = 499  # the client went away mid-body: nobody to answer
+            record.status = 499  # the client went away mid-body: nobody to answer
         finally:
-            self.metrics.observe_request(endpoint, scope["method"], status,
-                                         time.perf_counter() - start)
+            record.duration = time.perf_counter() - start
+            self.telemetry.finish(record)
 
     def _accepts(self, content_type: bytes | None) -> bool:
         if content_type is None:
@@ -161,10 +184,10 @@ class ServiceMiddleware:
         return accepted
 
     async def _direct(self, handler: Handler, scope: Scope, receive: Receive, send: Send,
-                      rid: str) -> int:
+                      record: RequestRecord) -> None:
         """Serve a hot POST operation without the framework's routing and middleware
         layers; the operation and the error mapping are the very ones the FastAPI routes
-        use (``handlers``, ``errors.response_for``). Returns the status sent."""
+        use (``handlers``, ``errors.response_for``)."""
         chunks: list[bytes] = []
         seen = 0
         try:
@@ -175,53 +198,66 @@ class ServiceMiddleware:
                 chunk = message.get("body", b"")
                 seen += len(chunk)
                 if seen > self.max_body:
+                    record.bytes_in = seen
                     raise self._too_large()
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
+            record.bytes_in = seen
             body = await handler(self.app.state.service, b"".join(chunks))
         except ClientDisconnect:
             raise
-        except Exception as exc:  # noqa: BLE001 - mapped exactly as the routes' handlers do
-            return await _send_response(response_for(exc, scope["path"], rid), scope,
-                                        receive, send, rid)
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", b"%d" % len(body)),
-            (b"x-request-id", rid.encode())]})
+        except Exception as exc:
+            await self._send_response(response_for(exc, scope["path"], record.request_id),
+                                      scope, receive, send, record)
+            return
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", b"%d" % len(body)),
+                   (b"x-request-id", record.request_id.encode())]
+        if self.lifecycle.draining:
+            headers.append(_CLOSE)
+        record.status, record.bytes_out = 200, len(body)
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": body})
-        return 200
 
     async def _framework(self, scope: Scope, receive: Receive, send: Send,
-                         rid: str) -> tuple[int, str]:
-        """Hand the request to FastAPI; returns (status sent, route template)."""
-        sent: dict[str, Any] = {"status": 500, "started": False}
-        rid_header = (b"x-request-id", rid.encode())
+                         record: RequestRecord) -> None:
+        """Hand the request to FastAPI; the record gets the status, route template and
+        bytes it sent."""
+        started = False
+        rid_header = (b"x-request-id", record.request_id.encode())
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                sent["status"], sent["started"] = message["status"], True
+                record.status, started = message["status"], True
                 headers = list(message.get("headers", ()))
                 if not any(key.lower() == b"x-request-id" for key, _ in headers):
                     headers.append(rid_header)
+                if self.lifecycle.draining:
+                    headers.append(_CLOSE)
                 message["headers"] = headers
+            elif message["type"] == "http.response.body":
+                record.bytes_out += len(message.get("body", b""))
             await send(message)
 
         try:
-            await self.app(scope, self._limited(receive), send_with_id)
+            await self.app(scope, self._limited(receive, record), send_with_id)
         except ClientDisconnect:
             raise
         except Exception:
-            if not sent["started"]:
-                log.exception("unhandled error on %s (request_id=%s)", scope["path"], rid)
-                sent["status"] = await _send_response(internal_error_response(rid), scope,
-                                                      receive, send, rid)
+            if not started:
+                log.exception("unhandled error on %s (request_id=%s)", scope["path"],
+                              record.request_id)
+                await self._send_response(internal_error_response(record.request_id), scope,
+                                          receive, send, record)
             # else already answered and logged: FastAPI's ServerErrorMiddleware sends our
             # 500 (errors.response_for) and then re-raises.
         route = scope.get("route")
-        return sent["status"], getattr(route, "path", None) or "unmatched"
+        record.route = getattr(route, "path", None) or "unmatched"
 
-    def _refuse(self, path: str, authorization: bytes | None, length: bytes | None):
+    def _refuse(self, path: str, authorization: bytes | None, length: bytes | None,
+                rid: str):
         """The auth and Content-Length refusals (a ``Response``), or None."""
         if (self.expected_auth is not None and path not in _OPEN_PATHS
                 and not path.startswith(_OPEN_PREFIXES)):
@@ -230,7 +266,7 @@ class ServiceMiddleware:
                 return error_response(
                     401, "unauthorized",
                     f"{why} bearer token; send 'Authorization: Bearer <token>'",
-                    {"WWW-Authenticate": "Bearer"},
+                    HEADERS_BY_STATUS[401], request_id=rid,
                 )
         if length is not None:
             try:
@@ -242,7 +278,7 @@ class ServiceMiddleware:
                     413, PayloadTooLarge.code,
                     f"request body is {n} bytes; the limit is {self.max_body} "
                     f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
-                    {"Connection": "close"},
+                    {"Connection": "close"}, request_id=rid,
                     limit=self.max_body, size=n,
                 )
         return None
@@ -254,25 +290,26 @@ class ServiceMiddleware:
             limit=self.max_body,
         )
 
-    def _limited(self, receive: Receive) -> Receive:
-        """Wrap ``receive`` to stop a chunked body at the limit, before it is all read."""
-        seen = 0
+    def _limited(self, receive: Receive, record: RequestRecord) -> Receive:
+        """Wrap ``receive`` to stop a chunked body at the limit, before it is all read,
+        and count the bytes received."""
 
         async def guarded() -> Message:
-            nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
+                record.bytes_in += len(message.get("body", b""))
+                if record.bytes_in > self.max_body:
                     raise self._too_large()
             return message
 
         return guarded
 
-
-async def _send_response(response, scope: Scope, receive: Receive, send: Send,
-                         rid: str) -> int:
-    """Send a Starlette ``Response`` with the request id header; returns its status."""
-    response.headers["x-request-id"] = rid
-    await response(scope, receive, send)
-    return response.status_code
+    async def _send_response(self, response, scope: Scope, receive: Receive, send: Send,
+                             record: RequestRecord) -> None:
+        """Send a Starlette ``Response`` with the request id header (and
+        ``Connection: close`` while draining); the record gets its status and size."""
+        response.headers["x-request-id"] = record.request_id
+        if self.lifecycle.draining:
+            response.headers["connection"] = "close"
+        record.status, record.bytes_out = response.status_code, len(response.body)
+        await response(scope, receive, send)

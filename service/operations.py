@@ -10,7 +10,8 @@ it can answer with, and how it is served:
 * ``endpoint``: an ordinary FastAPI endpoint (the GET routes, admin, the page).
 
 ``install_routes()`` adds the FastAPI routes from this table, ``direct_handlers()`` the
-fast lane's map, ``open_paths()`` the auth exemptions, and ``service/openapi.py`` the
+fast lane's map, ``open_paths()`` the auth exemptions, ``gated_paths()`` the operations
+refused (503 ``not_ready``) while artifacts load, and ``service/openapi.py`` the
 OpenAPI document. tests/service/test_openapi.py checks that what is served and what is
 documented are the same set, both ways.
 """
@@ -31,7 +32,7 @@ from .routes._common import json_response
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
                       EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
-                      ReloadResponse, RenderChatRequest, RenderChatResponse,
+                      ReadyResponse, ReloadResponse, RenderChatRequest, RenderChatResponse,
                       TokenizerDetail, TokenizersResponse)
 
 # Error codes by status, shared by the operations that can produce them.
@@ -68,6 +69,14 @@ class Operation:
     path_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
     open: bool = False  # served without the API bearer token
     examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    needs_artifacts: bool = False  # 503 not_ready while artifacts load (lifecycle.py)
+
+    def error_codes(self) -> dict[int, tuple[str, ...]]:
+        """Every status and code this operation can answer with, 500 and the auth 401
+        aside (the OpenAPI document adds those per deployment)."""
+        if not self.needs_artifacts:
+            return dict(self.errors)
+        return _merge(self.errors, {503: ("not_ready",)})
 
 
 OPERATIONS: tuple[Operation, ...] = (
@@ -76,14 +85,14 @@ OPERATIONS: tuple[Operation, ...] = (
         "Text(s) → ids, with optional offsets and tokens",
         (EncodeResponse, EncodeBatchResponse), EncodeRequest,
         _merge({400: ("special_token_in_text",)}, _TOKENIZER, _BODY), handlers.encode,
-        examples={"text": {"text": "hello world", "return_offsets": True},
+        needs_artifacts=True, examples={"text": {"text": "hello world", "return_offsets": True},
                   "texts": {"tokenizer": "cl100k_base", "texts": ["a", "b c"]}}),
     Operation(
         "POST", "/count", "count", "tokenize",
         "Token count of text(s) or of a rendered chat; always len(ids) of /encode",
         (CountResponse, CountBatchResponse, CountChatResponse), CountRequest,
         _merge({400: ("special_token_in_text",)}, _CHAT, _TOKENIZER, _BODY), handlers.count,
-        examples={"text": {"text": "hello world"},
+        needs_artifacts=True, examples={"text": {"text": "hello world"},
                   "texts": {"texts": ["hello", "world"]},
                   "messages": {"tokenizer": "deepseek-v4",
                                "messages": [{"role": "user", "content": "hi"}]}}),
@@ -91,28 +100,36 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST", "/decode", "decode", "tokenize", "Ids → text (or batch_ids → texts)",
         (DecodeResponse, DecodeBatchResponse), DecodeRequest,
         _merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
-        handlers.decode,
+        handlers.decode, needs_artifacts=True,
         examples={"ids": {"ids": [24912, 2375]}, "batch_ids": {"batch_ids": [[24912], [2375]]}}),
     Operation(
         "POST", "/render_chat", "render_chat", "chat",
         "Messages → the prompt text the template renders, its ids and mask",
         (RenderChatResponse,), RenderChatRequest, _merge(_CHAT, _BODY), handlers.render_chat,
-        examples={"chat": {"tokenizer": "deepseek-v4", "add_generation_prompt": True,
+        needs_artifacts=True, examples={"chat": {"tokenizer": "deepseek-v4", "add_generation_prompt": True,
                            "messages": [{"role": "user", "content": "hi"}]}}),
     Operation(
         "GET", "/tokenizers", "list_tokenizers", "tokenizers",
         "Every served name@version, its hash, vocabulary size, specials and templates",
-        (TokenizersResponse,), endpoint=tokenizers.list_tokenizers),
+        (TokenizersResponse,), endpoint=tokenizers.list_tokenizers, needs_artifacts=True),
     Operation(
         "GET", "/tokenizers/{name}", "get_tokenizer", "tokenizers",
         "One version (a bare name is its current version) with its manifest",
         (TokenizerDetail,), errors=dict(_TOKENIZER), endpoint=tokenizers.get_tokenizer,
+        needs_artifacts=True,
         path_params={"name": {"type": "string", "description": "name or name@version",
                               "examples": ["o200k_base", "o200k_base@1"]}}),
     Operation(
-        "GET", "/healthz", "healthz", "ops", "200 once artifacts are loaded, else 503",
-        (HealthResponse,), errors={503: ("no_artifacts",)}, endpoint=health.healthz,
+        "GET", "/healthz", "healthz", "ops",
+        "Alive: 200 once artifacts are loaded (also while draining), else 503; the "
+        "startup and liveness probe",
+        (HealthResponse,), errors={503: ("not_ready", "no_artifacts")}, endpoint=health.healthz,
         open=True),
+    Operation(
+        "GET", "/readyz", "readyz", "ops",
+        "Ready for traffic: 200 when loaded, serving at least one tokenizer and not "
+        "draining; else 503 not_ready with the reason; the readiness probe",
+        (ReadyResponse,), errors={503: ("not_ready",)}, endpoint=health.readyz, open=True),
     Operation(
         "GET", "/metrics", "metrics", "ops", "Prometheus text exposition format",
         endpoint=metrics.metrics, media_types=("text/plain",)),
@@ -152,6 +169,14 @@ def open_paths() -> tuple[frozenset[str], tuple[str, ...]]:
     exact = {op.path for op in OPERATIONS if op.open and "{" not in op.path}
     prefixes = tuple(op.path.split("{")[0] for op in OPERATIONS if op.open and "{" in op.path)
     return frozenset(exact | set(DOCS_PATHS)), prefixes + (DOCS_STATIC + "/",)
+
+
+def gated_paths() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(exact paths, path prefixes) of the operations that need artifacts: 503
+    ``not_ready`` while they load."""
+    ops = [op for op in OPERATIONS if op.needs_artifacts]
+    exact = frozenset(op.path for op in ops if "{" not in op.path)
+    return exact, tuple(op.path.split("{")[0] for op in ops if "{" in op.path)
 
 
 def _body_endpoint(handler: handlers.Handler) -> Callable[[Request], Any]:

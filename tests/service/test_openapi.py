@@ -133,6 +133,7 @@ RECORDED = [
     ("GET", "/tokenizers/{name}", "/tokenizers/deepseek-v4@1", None, None, 200),
     ("GET", "/tokenizers/{name}", "/tokenizers/nope", None, None, 404),
     ("GET", "/healthz", "/healthz", None, None, 200),
+    ("GET", "/readyz", "/readyz", None, None, 200),
     ("GET", "/metrics", "/metrics", None, None, 200),
     ("POST", "/admin/reload", "/admin/reload", None, ADMIN_HEADER, 200),
     ("POST", "/admin/reload", "/admin/reload", None, None, 401),
