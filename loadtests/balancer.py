@@ -1,6 +1,6 @@
 """A load generator that routes like a load balancer, for drain and fault runs.
 
-``Balancer(backends)`` polls every backend's ``/readyz`` (every ``poll`` seconds, on a
+``Balancer(backends)`` polls every backend's ``/readyz`` (``probe``; every ``poll`` seconds, on a
 fresh connection, 1 s timeout) and sends requests only to backends whose last answer
 was 200, round robin, each over its own pool of kept-alive connections (httpx: a
 response with ``Connection: close`` closes its connection, as a proxy does). This is
@@ -27,8 +27,9 @@ _WORDS = ("tokenizer service billing prompt 東京 données 😀 42 café "
 
 
 class Balancer:
-    def __init__(self, backends: list[str], poll: float = 0.1) -> None:
+    def __init__(self, backends: list[str], poll: float = 0.1, probe: str = "/readyz") -> None:
         self.backends = list(backends)
+        self.probe = probe
         self.ready = {url: False for url in self.backends}
         self.poll = poll
         self._next = 0
@@ -51,7 +52,7 @@ class Balancer:
     def _check_all(self) -> None:
         for url in self.backends:
             try:
-                ok = httpx.get(url + "/readyz", timeout=1).status_code == 200
+                ok = httpx.get(url + self.probe, timeout=1).status_code == 200
             except httpx.HTTPError:
                 ok = False
             self.ready[url] = ok

@@ -3,7 +3,7 @@
 Nothing is created at import time. The lifespan loads and verifies every artifact
 version in a worker thread, so the loop is not blocked. By default the server accepts
 its first request only once they are loaded; with ``load_in_background=True`` (what
-``tokserve serve`` does) the socket opens at once and the load runs behind it: until it
+``tokserve serve`` does with one worker) the socket opens at once and the load runs behind it: until it
 ends /healthz and /readyz are 503 and every tokenizing operation answers 503
 ``not_ready`` (``lifecycle.Lifecycle``), so a probe or a load balancer can tell
 "alive, still loading" from "dead".

@@ -2,10 +2,11 @@
 
 Readiness (``Lifecycle``, one per app):
 
-* **loading**: artifacts load in the background after the socket opens
-  (``create_app(load_in_background=True)``). /healthz and /readyz are 503, and every
-  operation that needs artifacts answers 503 ``not_ready`` (``reason: loading``) with
-  ``Retry-After``.
+* **loading**: with one worker, artifacts load in the background after the socket
+  opens (``create_app(load_in_background=True)``): /healthz and /readyz are 503, and
+  every operation that needs artifacts answers 503 ``not_ready`` (``reason: loading``)
+  with ``Retry-After``. With several workers each loads before it accepts connections
+  (``ServeOptions.load_in_background``), so no request meets a loading worker.
 * **ready**: loaded, at least one tokenizer, not draining: /readyz 200.
   Loaded with none (``--allow-empty``, or a reload that removed every version):
   /readyz 503 ``no_tokenizers``, /healthz 503 ``no_artifacts``.
@@ -135,6 +136,12 @@ class ServeOptions:
     drain_seconds: float
     graceful_timeout: float
     log_config: dict[str, Any]
+    #: Accept connections while artifacts load (503 ``not_ready`` meanwhile). One worker
+    #: does; with several, each loads first and only then takes connections from the
+    #: shared socket, so a worker that starts while its siblings serve (a replacement)
+    #: never answers "loading": connections go to the siblings, or wait in the listen
+    #: backlog until the first worker is ready.
+    load_in_background: bool = True
 
 
 def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None,
@@ -145,7 +152,7 @@ def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None
     from .settings import get_settings
 
     logging.config.dictConfig(copy.deepcopy(options.log_config))
-    app = create_app(get_settings(), load_in_background=True)
+    app = create_app(get_settings(), load_in_background=options.load_in_background)
     config = uvicorn.Config(
         app, host=options.host, port=options.port, log_config=None, access_log=False,
         server_header=False, lifespan="on",

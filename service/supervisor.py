@@ -46,7 +46,14 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 def _worker_main(options: ServeOptions, sock: socket.socket, parent_pid: int) -> None:
     os.setpgrp()  # out of the terminal's process group: signals come from the supervisor
-    raise SystemExit(run_worker(options, [sock], parent_pid=parent_pid))
+    try:
+        code = run_worker(options, [sock], parent_pid=parent_pid)
+    except SystemExit as exc:  # uvicorn's startup failure
+        code = exc.code if isinstance(exc.code, int) else 1
+    # Served and closed: skip the interpreter's teardown, which frees every tokenizer
+    # object by object (0.9 s measured for the bundled four, per worker, on one core).
+    logging.shutdown()
+    os._exit(code)
 
 
 class Supervisor:
@@ -121,6 +128,7 @@ class Supervisor:
             if self.on_worker_exit is not None:
                 self.on_worker_exit(process.pid)
             if stopping is not None:
+                log.info("worker %d exited (status %s)", process.pid, process.exitcode)
                 del self.workers[index]
             elif process.exitcode == STARTUP_FAILURE:
                 log.error("worker %d could not start serving; stopping", process.pid)
@@ -176,7 +184,8 @@ def serve(settings: Settings, host: str, port: int, workers: int) -> int:
     log_config = logging_config(settings.log_format or default_format(), settings.log_level)
     logging.config.dictConfig(copy.deepcopy(log_config))  # dictConfig consumes its input
     options = ServeOptions(host=host, port=port, drain_seconds=settings.drain_seconds,
-                           graceful_timeout=settings.graceful_timeout, log_config=log_config)
+                           graceful_timeout=settings.graceful_timeout, log_config=log_config,
+                           load_in_background=workers <= 1)
     with metrics_directory() as directory:
         if workers <= 1:
             return run_worker(options)

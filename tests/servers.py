@@ -69,8 +69,8 @@ class ServerProcess:
 
     def __init__(self, *args: str, env: dict[str, str] | None = None,
                  ready: str = "/healthz", log: Path | None = None,
-                 host: str = "127.0.0.1") -> None:
-        self.port = free_port()
+                 host: str = "127.0.0.1", port: int | None = None) -> None:
+        self.port = port or free_port()
         self.url = f"http://{host}:{self.port}"
         self.log = log
         environ = {k: v for k, v in os.environ.items()

@@ -45,14 +45,16 @@ def test_two_workers_count_every_request_and_every_token_in_one_scrape(tmp_path,
     bad = 17  # requests refused with 400 (special token under "reject")
     with ServerProcess("--workers", "2", "--log-level", "info", "--log-format", "json",
                        log=log) as srv:
+        _until_both_workers_serve(srv.url, log)
         before = scrape(srv.url)
         counts: list[int] = []
         lock = threading.Lock()
 
         def client(share: list[str]) -> None:
             with httpx.Client(base_url=srv.url, timeout=30) as c:  # one connection each
-                for text in share:
-                    r = c.post("/count", json={"text": text})
+                for i, text in enumerate(share):
+                    r = c.post("/count", json={"text": text},
+                               headers={"X-Request-ID": f"measured-{id(share)}-{i}"})
                     assert r.status_code == 200
                     with lock:
                         counts.append(r.json()["count"])
@@ -67,27 +69,27 @@ def test_two_workers_count_every_request_and_every_token_in_one_scrape(tmp_path,
                 assert c.post("/count", json={"text": "<|endoftext|>"}).status_code == 400
         after = scrape(srv.url)
 
+        def delta(name: str, **labels: str) -> float:
+            return value(after, name, **labels) - value(before, name, **labels)
+
         served = len(texts)
         tokens = sum(o200k.count(t) for t in texts)
         assert sorted(counts) == sorted(o200k.count(t) for t in texts)
         ok = {"endpoint": "/count", "method": "POST", "status": "200"}
-        assert value(after, "tokserve_requests_total", **ok) == served
-        assert value(after, "tokserve_request_duration_seconds_count", **ok) == served
-        assert value(after, "tokserve_request_duration_seconds_bucket", le="+Inf", **ok) == served
-        assert value(after, "tokserve_requests_total", endpoint="/count", method="POST",
+        assert delta("tokserve_requests_total", **ok) == served
+        assert delta("tokserve_request_duration_seconds_count", **ok) == served
+        assert delta("tokserve_request_duration_seconds_bucket", le="+Inf", **ok) == served
+        assert delta("tokserve_requests_total", endpoint="/count", method="POST",
                      status="400") == bad
-        assert value(after, "tokserve_tokens_total", endpoint="/count",
+        assert delta("tokserve_tokens_total", endpoint="/count",
                      tokenizer="o200k_base@1") == tokens
-        assert value(before, "tokserve_tokens_total", endpoint="/count",
-                     tokenizer="o200k_base@1") == 0
 
         # both workers served: the access lines name two pids
         time.sleep(0.2)
-        access = [json.loads(line) for line in log.read_text().splitlines()
-                  if '"tokserve.access"' in line]
-        pids = {a["pid"] for a in access if a["route"] == "/count"}
+        access = [a for a in _access(log) if a["request_id"].startswith("measured-")]
+        pids = {a["pid"] for a in access}
         assert len(pids) == 2, pids
-        assert sum(a["tokens"] or 0 for a in access if a["route"] == "/count") == tokens
+        assert sum(a["tokens"] for a in access) == tokens
 
         # process series per live worker, and the build
         workers = {int(dict(k[1])["pid"]) for k in after
@@ -115,6 +117,21 @@ def test_two_workers_count_every_request_and_every_token_in_one_scrape(tmp_path,
                      tokenizer="o200k_base@1") == tokens
         assert value(later, "tokserve_artifacts_loaded", tokenizer="o200k_base@1",
                      tokenizer_hash=o200k.hash) == 1
+
+
+def _access(log) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()
+            if '"tokserve.access"' in line]
+
+
+def _until_both_workers_serve(url: str, log) -> None:
+    """Each worker takes connections once its artifacts are loaded: wait for both."""
+    deadline = time.monotonic() + 120
+    while len({a["pid"] for a in _access(log) if a["route"] == "/healthz"}) < 2:
+        assert time.monotonic() < deadline, "the second worker never served"
+        with httpx.Client(base_url=url, timeout=10) as c:  # a new connection each time
+            c.get("/healthz")
+        time.sleep(0.05)
 
 
 def test_metrics_directory_is_removed_at_exit(tmp_path):
