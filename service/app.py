@@ -35,12 +35,14 @@ from .reload import install_sighup
 from .serving import ServiceState
 from .settings import Settings, get_settings
 from .telemetry import Telemetry
+from .tracing import load as load_tracing
 
 log = logging.getLogger("tokserve")
 
 
 def build_state(settings: Settings, metrics: Metrics | None = None, *,
-                load: bool = True) -> ServiceState:
+                load: bool = True, state_class: type[ServiceState] = ServiceState
+                ) -> ServiceState:
     """The service's state: an empty registry and the cache; ``load`` (blocking) fills
     the registry from the artifact roots (``load_artifacts``)."""
     metrics = metrics or Metrics()
@@ -48,7 +50,7 @@ def build_state(settings: Settings, metrics: Metrics | None = None, *,
     cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
                         settings.cache_max_text_chars)
     metrics.watch(cache)
-    state = ServiceState(settings=settings, registry=registry, cache=cache, metrics=metrics)
+    state = state_class(settings=settings, registry=registry, cache=cache, metrics=metrics)
     if load:
         load_artifacts(state)
     return state
@@ -110,15 +112,18 @@ def create_app(settings: Settings | None = None, *,
     metrics = Metrics()
     lifecycle = Lifecycle()
     telemetry = Telemetry([metrics.record_batch, AccessLog(settings.access_log)])
+    tracing = load_tracing(settings.otel)
+    state_class = tracing.state_class() if tracing is not None else ServiceState
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loading: asyncio.Task | None = None
         if load_in_background:
-            state = build_state(settings, metrics, load=False)
+            state = build_state(settings, metrics, load=False, state_class=state_class)
             loading = asyncio.get_running_loop().create_task(_load(state, lifecycle))
         else:
-            state = await to_thread.run_sync(build_state, settings, metrics)
+            state = await to_thread.run_sync(
+                lambda: build_state(settings, metrics, state_class=state_class))
             lifecycle.loaded = True
         app.state.service = state
         uninstall_sighup = install_sighup(state)
@@ -150,7 +155,8 @@ def create_app(settings: Settings | None = None, *,
     app.openapi = lambda: document  # type: ignore[method-assign]
     app.state.lifecycle = lifecycle
     app.state.telemetry = telemetry
-    return ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry)
+    return ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry,
+                             tracing=tracing)
 
 
 def app_from_env() -> ServiceMiddleware:

@@ -72,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
                             "stopping (default 5)")
     serve.add_argument("--graceful-timeout", type=float, default=None, metavar="S",
                        help="then give in-flight requests S seconds to finish (default 20)")
+    serve.add_argument("--otel", action="store_true", default=None,
+                       help="OpenTelemetry spans per request (pip install 'tokserve[otel]')")
     serve.add_argument("--cors-origins", default=None, metavar="ORIGINS",
                        help="comma-separated origins whose pages may call the API "
                             "(default: none, no CORS headers)")
@@ -118,6 +120,8 @@ def _export_env(args: argparse.Namespace) -> None:
         os.environ["TOKSERVE_LOG_FORMAT"] = args.log_format
     if getattr(args, "no_access_log", None):
         os.environ["TOKSERVE_ACCESS_LOG"] = "0"
+    if getattr(args, "otel", None):
+        os.environ["TOKSERVE_OTEL"] = "1"
     for name in ("drain_seconds", "graceful_timeout"):
         if getattr(args, name, None) is not None:
             os.environ["TOKSERVE_" + name.upper()] = str(getattr(args, name))

@@ -17,7 +17,8 @@ In order, for every HTTP request:
    ``Content-Type`` is checked (JSON in UTF-8, else 415); every other request goes
    through FastAPI;
 6. telemetry: a ``RequestRecord`` per request (route template, status, duration, bytes,
-   tokenizer and tokens), handed to the metrics and the access log (telemetry.py);
+   tokenizer and tokens), handed to the metrics and the access log (telemetry.py), and
+   an OpenTelemetry span around it when tracing is on (tracing.py);
 7. a last-resort guard: an exception escaping the app becomes a 500 with the request id
    (logged with its traceback server-side, never sent to the client).
 
@@ -37,6 +38,7 @@ import os
 import re
 import time
 from itertools import count
+from typing import Any
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
@@ -107,7 +109,7 @@ class ServiceMiddleware:
     """The service's outermost ASGI app; ``app`` is the FastAPI app it wraps."""
 
     def __init__(self, app: FastAPI, settings: Settings, lifecycle: Lifecycle,
-                 telemetry: Telemetry) -> None:
+                 telemetry: Telemetry, tracing: Any = None) -> None:
         self.app = app
         # CORS only when origins are configured: Starlette's middleware, outermost, so it
         # answers preflights itself and adds its headers to every response of ours.
@@ -121,6 +123,7 @@ class ServiceMiddleware:
         self.expected_auth = token.encode() if token else None
         self.lifecycle = lifecycle
         self.telemetry = telemetry
+        self.tracing = tracing  # tracing.Tracing when OpenTelemetry is on, else None
         self.new_request_id = RequestIds()
         self._json_types: dict[bytes, bool] = {}  # Content-Type value -> accepted (memo)
 
@@ -152,26 +155,40 @@ class ServiceMiddleware:
         if handler is not None:
             record.route = path
         try:
-            refusal = self._refuse(path, authorization, length, rid)
-            if refusal is None and handler is not None and not self._accepts(content_type):
-                refusal = error_response(
-                    415, UnsupportedMediaType.code,
-                    "send the body as JSON with 'Content-Type: application/json' (UTF-8)",
-                    request_id=rid)
-            if refusal is None and not self.lifecycle.loaded and (
-                    path in _GATED_PATHS or path.startswith(_GATED_PREFIXES)):
-                refusal = response_for(self.lifecycle.not_ready(1), path, rid)
-            if refusal is not None:
-                await self._send_response(refusal, scope, receive, send, record)
-            elif handler is not None:
-                await self._direct(handler, scope, receive, send, record)
+            if self.tracing is None:
+                await self._respond(scope, receive, send, record, handler, content_type,
+                                    authorization, length)
             else:
-                await self._framework(scope, receive, send, record)
+                with self.tracing.request(record):
+                    await self._respond(scope, receive, send, record, handler,
+                                        content_type, authorization, length)
         except ClientDisconnect:
             record.status = 499  # the client went away mid-body: nobody to answer
         finally:
             record.duration = time.perf_counter() - start
             self.telemetry.finish(record)
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send,
+                       record: RequestRecord, handler: Handler | None,
+                       content_type: bytes | None, authorization: bytes | None,
+                       length: bytes | None) -> None:
+        """Refuse (auth, size, media type, still loading) or serve the request."""
+        path, rid = scope["path"], record.request_id
+        refusal = self._refuse(path, authorization, length, rid)
+        if refusal is None and handler is not None and not self._accepts(content_type):
+            refusal = error_response(
+                415, UnsupportedMediaType.code,
+                "send the body as JSON with 'Content-Type: application/json' (UTF-8)",
+                request_id=rid)
+        if refusal is None and not self.lifecycle.loaded and (
+                path in _GATED_PATHS or path.startswith(_GATED_PREFIXES)):
+            refusal = response_for(self.lifecycle.not_ready(1), path, rid)
+        if refusal is not None:
+            await self._send_response(refusal, scope, receive, send, record)
+        elif handler is not None:
+            await self._direct(handler, scope, receive, send, record)
+        else:
+            await self._framework(scope, receive, send, record)
 
     def _accepts(self, content_type: bytes | None) -> bool:
         if content_type is None:

@@ -107,6 +107,10 @@ class Settings(BaseSettings):
         default=20.0, gt=0,
         description="After the drain, how long in-flight requests get to finish.",
     )
+    otel: bool = Field(
+        default=False,
+        description="OpenTelemetry spans per request and stage (needs the [otel] extra).",
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod
