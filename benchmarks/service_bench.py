@@ -280,6 +280,9 @@ def main() -> int:
     ap.add_argument("--modes", default="cold,warm")
     ap.add_argument("--rounds", type=int, default=2,
                     help="runs per server and scenario, interleaved; the best one counts")
+    ap.add_argument("--tokserve-log-level", default="warning",
+                    help="tokserve's log level: info writes an access line per request "
+                         "(to a file; default warning: none), to measure what it costs")
     args = ap.parse_args()
     use_wrk = args.client == "wrk" or (args.client == "auto" and shutil.which("wrk"))
     if not (ARTIFACT / "manifest.json").is_file():
@@ -290,19 +293,22 @@ def main() -> int:
     (workdir / "baseline_app.py").write_text(BASELINE_APP.replace("__ART__", repr(str(ARTIFACT))))
     (workdir / "bare_app.py").write_text(BARE_APP)
     env = {**os.environ, "TOKSERVE_LOG_LEVEL": "warning"}
+    tokserve_log = open(workdir / "tokserve.log", "w")  # noqa: SIM115 - closed in finally
     uvicorn_args = ["--workers", str(args.workers), "--log-level", "warning", "--no-access-log"]
     servers: dict[str, str] = {}
     procs = []
     for name, command, cwd in (
             ("tokserve", [sys.executable, "-m", "tokserve.service", "serve",
-                          "--workers", str(args.workers)], REPO),
+                          "--workers", str(args.workers),
+                          "--log-level", args.tokserve_log_level], REPO),
             ("fastapi+tiktoken", [sys.executable, "-m", "uvicorn", "baseline_app:app",
                                   *uvicorn_args], workdir),
             ("bare-asgi", [sys.executable, "-m", "uvicorn", "bare_app:app", *uvicorn_args],
              workdir)):
         port = free_port()
         servers[name] = f"http://127.0.0.1:{port}"
-        procs.append(subprocess.Popen([*command, "--port", str(port)], cwd=cwd, env=env))
+        procs.append(subprocess.Popen([*command, "--port", str(port)], cwd=cwd, env=env,
+                                      stderr=tokserve_log if name == "tokserve" else None))
     scenarios = [
         ("count-1k", "/count", {}, make_texts(64, 1000, 1)),
         ("encode-10k-offsets", "/encode", {"return_offsets": True}, make_texts(64, 10_000, 2)),
@@ -365,6 +371,10 @@ def main() -> int:
             proc.terminate()
         for proc in procs:
             proc.wait(timeout=30)
+        tokserve_log.close()
+        if args.tokserve_log_level == "info":
+            lines = (workdir / "tokserve.log").read_text().count('"tokserve.access"')
+            print(f"\ntokserve wrote {lines} access lines")
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
 

@@ -165,7 +165,8 @@ BY_CODE: dict[str, type[TokserveError]] = {
     )
 }
 BY_CODE.update({"admin_disabled": NotFound, "no_artifacts": Unavailable,
-                "no_tokenizers": Unavailable, "input_too_large": PayloadTooLarge})
+                "not_ready": Unavailable, "no_tokenizers": Unavailable,
+                "input_too_large": PayloadTooLarge})
 
 
 def error_from_response(status: int, body: Any, request_id: str | None = None) -> TokserveError:

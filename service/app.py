@@ -1,12 +1,17 @@
 """The app factory: ``create_app(settings)`` builds a fresh, independent service.
 
 Nothing is created at import time. The lifespan loads and verifies every artifact
-version before the server accepts its first request (so /healthz is 200 only once they
-are loaded), in a worker thread so the loop is not blocked.
+version in a worker thread, so the loop is not blocked. By default the server accepts
+its first request only once they are loaded; with ``load_in_background=True`` (what
+``tokserve serve`` does with one worker) the socket opens at once and the load runs behind it: until it
+ends /healthz and /readyz are 503 and every tokenizing operation answers 503
+``not_ready`` (``lifecycle.Lifecycle``), so a probe or a load balancer can tell
+"alive, still loading" from "dead".
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +24,8 @@ from fastapi_offline import FastAPIOffline
 from . import __version__
 from .cache import ResultCache
 from .errors import NoTokenizers, TokenizerNotFound, install_error_handlers
+from .lifecycle import Lifecycle
+from .logs import AccessLog
 from .metrics import Metrics
 from .middleware import ServiceMiddleware
 from .registry import Registry
@@ -27,14 +34,35 @@ from .operations import DOCS_STATIC, install_routes
 from .reload import install_sighup
 from .serving import ServiceState
 from .settings import Settings, get_settings
+from .telemetry import Telemetry
+from .tracing import load as load_tracing
 
 log = logging.getLogger("tokserve")
 
 
-def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceState:
-    """Load the registry and build the cache (blocking; also used by the CLI)."""
+def build_state(settings: Settings, metrics: Metrics | None = None, *,
+                load: bool = True, state_class: type[ServiceState] = ServiceState
+                ) -> ServiceState:
+    """The service's state: an empty registry and the cache; ``load`` (blocking) fills
+    the registry from the artifact roots (``load_artifacts``)."""
     metrics = metrics or Metrics()
     registry = Registry(default=settings.default_tokenizer)
+    cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
+                        settings.cache_max_text_chars)
+    metrics.watch(cache)
+    state = state_class(settings=settings, registry=registry, cache=cache, metrics=metrics)
+    if load:
+        load_artifacts(state)
+    return state
+
+
+def load_artifacts(state: ServiceState) -> None:
+    """Load and verify every version under the artifact roots (blocking).
+
+    Raises:
+        NoTokenizers: nothing loaded and ``allow_empty`` is off.
+    """
+    settings, registry, metrics = state.settings, state.registry, state.metrics
     registry.load_roots(settings.artifact_roots())
     metrics.set_artifacts(registry.entries())
     if registry.failures:
@@ -52,36 +80,61 @@ def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceSt
         except TokenizerNotFound:
             log.warning("default tokenizer %r is not loaded; requests must name one "
                         "(loaded: %s)", settings.default_tokenizer, ", ".join(registry.refs()))
-    cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
-                        settings.cache_max_text_chars)
-    hits = {kind: metrics.cache_hits.labels(kind) for kind in ("text", "chat")}
-    misses = {kind: metrics.cache_misses.labels(kind) for kind in ("text", "chat")}
-    cache.on_hit = lambda kind: hits[kind].inc()
-    cache.on_miss = lambda kind: misses[kind].inc()
-    return ServiceState(settings=settings, registry=registry, cache=cache, metrics=metrics)
+    log.info("serving %d tokenizer version(s): %s; default %s", len(registry),
+             ", ".join(registry.refs()), settings.default_tokenizer)
 
 
-def create_app(settings: Settings | None = None) -> ServiceMiddleware:
+async def _load(state: ServiceState, lifecycle: Lifecycle) -> None:
+    """The background load: publish readiness when it ends, or report a fatal start."""
+    try:
+        await to_thread.run_sync(load_artifacts, state)
+    except NoTokenizers as exc:
+        lifecycle.fail(exc.message)
+        return
+    except Exception as exc:
+        log.exception("loading artifacts failed")
+        lifecycle.fail(f"loading artifacts failed: {exc!r}")
+        return
+    lifecycle.loaded = True
+
+
+def create_app(settings: Settings | None = None, *,
+               load_in_background: bool = False) -> ServiceMiddleware:
     """A new app; ``settings`` defaults to the environment (``TOKSERVE_*``).
 
     The returned ASGI app is ``ServiceMiddleware`` around the FastAPI app (reachable as
     ``.app``): outside, not inside, FastAPI's own middleware stack, so the hot POST
-    routes it dispatches directly skip that stack too.
+    routes it dispatches directly skip that stack too. Its ``lifecycle`` says whether
+    it is loading, ready or draining; ``telemetry`` batches finished requests to the
+    metrics and the access log.
     """
     settings = settings or get_settings()
     metrics = Metrics()
+    lifecycle = Lifecycle()
+    telemetry = Telemetry([metrics.record_batch, AccessLog(settings.access_log)])
+    tracing = load_tracing(settings.otel)
+    state_class = tracing.state_class() if tracing is not None else ServiceState
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        state = await to_thread.run_sync(build_state, settings, metrics)
+        loading: asyncio.Task | None = None
+        if load_in_background:
+            state = build_state(settings, metrics, load=False, state_class=state_class)
+            loading = asyncio.get_running_loop().create_task(_load(state, lifecycle))
+        else:
+            state = await to_thread.run_sync(
+                lambda: build_state(settings, metrics, state_class=state_class))
+            lifecycle.loaded = True
         app.state.service = state
-        log.info("serving %d tokenizer version(s): %s; default %s", len(state.registry),
-                 ", ".join(state.registry.refs()), settings.default_tokenizer)
         uninstall_sighup = install_sighup(state)
         try:
             yield
         finally:
             uninstall_sighup()
+            telemetry.flush()
+            metrics.close()
+            if loading is not None and not loading.done():
+                loading.cancel()  # the thread finishes on its own; nobody waits for it
 
     # /docs and /redoc with their assets served from the package (fastapi-offline ships
     # them): no CDN, so the page works on an offline or locked-down host.
@@ -100,9 +153,13 @@ def create_app(settings: Settings | None = None) -> ServiceMiddleware:
     document = build_openapi(__version__, auth=settings.auth_token is not None,
                              admin=settings.admin_token is not None)
     app.openapi = lambda: document  # type: ignore[method-assign]
-    return ServiceMiddleware(app, settings=settings, metrics=metrics)
+    app.state.lifecycle = lifecycle
+    app.state.telemetry = telemetry
+    return ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry,
+                             tracing=tracing)
 
 
 def app_from_env() -> ServiceMiddleware:
-    """Factory for ``uvicorn --factory tokserve.service.app:app_from_env`` (multi-worker serving)."""
-    return create_app(get_settings())
+    """Factory for ``uvicorn --factory tokserve.service.app:app_from_env`` (artifacts load
+    in the background, as under ``tokserve serve``; drain on SIGTERM needs the latter)."""
+    return create_app(get_settings(), load_in_background=True)

@@ -119,6 +119,31 @@ class ChatUnavailable(ServiceError):
     code = "chat_unavailable"
 
 
+class NotFound(ServiceError):
+    """A path under a known route names nothing that exists (a playground asset)."""
+
+    code = "not_found"
+
+
+class NotReady(ServiceError):
+    """The server cannot take this request yet, or no longer wants new ones: ``reason``
+    is ``loading`` (artifacts still loading after start), ``draining`` (shutting down:
+    /readyz only; requests are still served) or ``no_tokenizers`` (nothing loaded).
+    Answered 503 with ``Retry-After``, so clients and load balancers try again or
+    elsewhere."""
+
+    code = "not_ready"
+
+    def __init__(self, message: str, reason: str, **details: Any) -> None:
+        super().__init__(message, reason=reason, **details)
+
+
+class NoArtifacts(ServiceError):
+    """/healthz: loading finished and no tokenizer artifact is loaded."""
+
+    code = "no_artifacts"
+
+
 # =====================================================================================
 # The one table: exception type → HTTP status. Lookup walks the MRO, so a subclass
 # inherits its base's status unless it has its own row. Codes come from the exception.
@@ -148,11 +173,18 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     Forbidden: 403,
     AdminDisabled: 404,
     ChatUnavailable: 501,
+    NotFound: 404,
+    NotReady: 503,
+    NoArtifacts: 503,
     ServiceError: 500,
     # framework
     ValidationError: 422,
     RequestValidationError: 422,
 }
+
+#: Extra headers by status: 401 names the scheme (RFC 9110 §11.6.1), 503 says when to
+#: come back (the client retries a 503 after Retry-After).
+HEADERS_BY_STATUS = {401: {"WWW-Authenticate": "Bearer"}, 503: {"Retry-After": "1"}}
 
 #: Codes for the framework's own HTTP errors (routing 404/405 etc.).
 HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "payload_too_large"}
@@ -205,22 +237,28 @@ def _bounded(value: object) -> object:
 
 
 def error_response(
-    status: int, code: str, message: str, headers: dict[str, str] | None = None, **details: object
+    status: int, code: str, message: str, headers: dict[str, str] | None = None, *,
+    request_id: str | None = None, **details: object
 ) -> Response:
     """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
-    unbounded amount of what the caller sent."""
-    return Response(dumps(error_body(code, message, **details)), status_code=status,
-                    media_type="application/json", headers=headers)
+    unbounded amount of what the caller sent. ``request_id`` (the one the middleware
+    gave the request, also in the ``X-Request-ID`` header) goes into the body, so a
+    failed call can be followed into the server's logs from the body alone."""
+    return Response(dumps(error_body(code, message, request_id=request_id, **details)),
+                    status_code=status, media_type="application/json", headers=headers)
 
 
 _envelope = error_response
 
 
-def error_body(code: str, message: str, **details: object) -> dict[str, object]:
-    """``{"error": {"code", "message", ...details}}``, bounded as ``error_response``'s
-    (also the error frame of a stream)."""
-    return {"error": {"code": code, "message": shorten(message, MAX_MESSAGE),
-                      **_bounded(details)}}
+def error_body(code: str, message: str, *, request_id: str | None = None,
+               **details: object) -> dict[str, object]:
+    """``{"error": {"code", "message", "request_id"?, ...details}}``, bounded as
+    ``error_response``'s (also the error frame of a stream)."""
+    error: dict[str, object] = {"code": code, "message": shorten(message, MAX_MESSAGE)}
+    if request_id is not None:
+        error["request_id"] = request_id
+    return {"error": {**error, **_bounded(details)}}
 
 
 def _validation_details(errors: list[dict]) -> list[dict]:
@@ -252,17 +290,17 @@ def response_for(exc: BaseException, path: str, request_id: str,
     error_response = render or _envelope
     if isinstance(exc, (ServiceError, engine_errors.EngineError)):
         status = status_for(exc)
-        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        if status >= 500:
-            log.error("%s on %s: %s", exc.code, path, exc.message)
-        return error_response(status, exc.code, exc.message, headers, **exc.details)
+        if status >= 500 and status != 503:
+            log.error("%s on %s: %s (request_id=%s)", exc.code, path, exc.message, request_id)
+        return error_response(status, exc.code, exc.message, HEADERS_BY_STATUS.get(status),
+                              request_id=request_id, **exc.details)
     if isinstance(exc, (ValidationError, RequestValidationError)):
         # Request bodies are validated in parsing.py, which bounds this itself; listing a
         # pydantic error set costs per error, so a huge one is only counted here.
         total = exc.error_count() if isinstance(exc, ValidationError) else len(exc.errors())
         details = _validation_details(list(exc.errors()) if total <= 500 else [])
         return error_response(422, "invalid_request", _validation_message(details, total),
-                              errors=details, errors_total=total)
+                              request_id=request_id, errors=details, errors_total=total)
     log.exception("unhandled error on %s (request_id=%s)", path, request_id, exc_info=exc)
     if render is not None:
         return render(500, "internal_error", "internal server error; quote the request_id "
@@ -291,8 +329,10 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         allowed = _allowed_methods(request)
         if allowed:
             headers = {**dict(exc.headers or {}), "Allow": ", ".join(allowed)}
-            return error_response(405, code, message, headers)
-    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None)
+            return error_response(405, code, message, headers,
+                                  request_id=_request_id(request))
+    return error_response(exc.status_code, code, message, dict(exc.headers or {}) or None,
+                          request_id=_request_id(request))
 
 
 def _allowed_methods(request: Request) -> list[str]:

@@ -9,13 +9,24 @@ In order, for every HTTP request:
 3. the body limit: a ``Content-Length`` over ``max_body_bytes`` is answered 413 without
    reading a byte; a chunked body is counted as it streams and the read that crosses the
    limit raises ``PayloadTooLarge`` (→ 413) before anything is parsed;
-4. the fast lane: the hot POST operations of the table (``operations.direct_handlers``)
-   are served here, skipping the framework's routing and middleware layers, after their
-   ``Content-Type`` is checked (JSON in UTF-8, else 415); every other request goes
-   through FastAPI;
-5. metrics: one request/latency observation per response, labelled by route template;
-6. a last-resort guard: an exception escaping the app becomes a 500 with the request id
+4. readiness: while artifacts load, the operations that need them (``operations.
+   needs_artifacts``) are answered 503 ``not_ready`` with ``Retry-After``; while the
+   server drains (SIGTERM), every answer carries ``Connection: close`` (lifecycle.py);
+5. the media type: a POST body must be one the operation takes (``operations.
+   body_media_types``: JSON in UTF-8, NDJSON for the stream), else 415;
+6. the fast lane: the hot POST operations of the table (``operations.direct_handlers``)
+   are served here, skipping the framework's routing and middleware layers; every other
+   request goes through FastAPI;
+7. telemetry: a ``RequestRecord`` per request (route template, status, duration, bytes,
+   tokenizer and tokens), handed to the metrics and the access log (telemetry.py), and
+   an OpenTelemetry span around it when tracing is on (tracing.py);
+8. a last-resort guard: an exception escaping the app becomes a 500 with the request id
    (logged with its traceback server-side, never sent to the client).
+
+Every error body carries the request id (``"request_id"`` in the error object), as every
+response carries it in ``X-Request-ID``; the compat routes write their errors in their
+projects' shapes (``operations.error_renderers``), these refusals included. WebSockets get
+the bearer check and a cross-site check at the handshake (``_websocket``).
 
 Pure ASGI rather than ``BaseHTTPMiddleware``: no extra task per request, no body
 buffering, and it can refuse a body before it is received. The fast lane is measured
@@ -38,12 +49,21 @@ from starlette.requests import ClientDisconnect
 from starlette.types import Message, Receive, Scope, Send
 
 from .auth import token_matches
-from .errors import (PayloadTooLarge, UnsupportedMediaType, error_response,
-                     internal_error_response, response_for, shorten)
+from .errors import (
+    HEADERS_BY_STATUS,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    error_response,
+    internal_error_response,
+    response_for,
+    shorten,
+)
 from .handlers import Handler, Reply
-from .metrics import Metrics
-from .operations import body_media_types, direct_handlers, error_renderers, open_paths
+from .lifecycle import Lifecycle
+from .operations import (body_media_types, direct_handlers, error_renderers, gated_paths,
+                         open_paths, websocket_paths)
 from .settings import Settings
+from .telemetry import RequestRecord, Telemetry, current
 
 log = logging.getLogger("tokserve.http")
 
@@ -51,10 +71,12 @@ log = logging.getLogger("tokserve.http")
 # /admin/* which checks its own admin token) and the API docs carry no data; the page
 # asks for the bearer token itself and sends it on every API call.
 _OPEN_PATHS, _OPEN_PREFIXES = open_paths()
+_GATED_PATHS, _GATED_PREFIXES = gated_paths()
 _DIRECT = direct_handlers()
 _CONSUMES = body_media_types()
+_WEBSOCKETS = websocket_paths()
 _RENDERERS = error_renderers()  # path -> its error shape, where it is not the contract's
-_envelope = error_response
+_CLOSE = (b"connection", b"close")
 
 #: A caller's X-Request-ID is kept when it is a short token of these characters (so it
 #: can go into logs and headers as it is); anything else is replaced by a fresh id.
@@ -95,7 +117,8 @@ def json_media_type(value: bytes | None,
 class ServiceMiddleware:
     """The service's outermost ASGI app; ``app`` is the FastAPI app it wraps."""
 
-    def __init__(self, app: FastAPI, settings: Settings, metrics: Metrics) -> None:
+    def __init__(self, app: FastAPI, settings: Settings, lifecycle: Lifecycle,
+                 telemetry: Telemetry, tracing: Any = None) -> None:
         self.app = app
         # CORS only when origins are configured: Starlette's middleware, outermost, so it
         # answers preflights itself and adds its headers to every response of ours.
@@ -108,9 +131,12 @@ class ServiceMiddleware:
         self.max_body = settings.max_body_bytes
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self.expected_auth = token.encode() if token else None
-        self.metrics = metrics
+        self.lifecycle = lifecycle
+        self.telemetry = telemetry
+        self.tracing = tracing  # tracing.Tracing when OpenTelemetry is on, else None
         self.new_request_id = RequestIds()
-        self._json_types: dict[bytes, bool] = {}  # Content-Type value -> accepted (memo)
+        # (Content-Type value, accepted types) -> accepted (memo)
+        self._json_types: dict[tuple[bytes, tuple[str, ...]], bool] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._entry(scope, receive, send)
@@ -136,30 +162,51 @@ class ServiceMiddleware:
         rid = rid.decode() if rid is not None and _REQUEST_ID.fullmatch(rid) else \
             self.new_request_id()
         scope["tokserve.request_id"] = rid
+        record = RequestRecord(rid, scope["method"], start)
+        current.set(record)  # this task's context: the operation fills in its tokens
         path = scope["path"]
-        post = scope["method"] == "POST"
-        handler = _DIRECT.get(path) if post else None
-        endpoint = path if handler is not None else "unmatched"
-        status = 500
+        handler = _DIRECT.get(path) if scope["method"] == "POST" else None
+        if handler is not None:
+            record.route = path
         try:
-            refusal = self._refuse(path, authorization, length)
-            consumes = _CONSUMES.get(path) if post else None
-            if refusal is None and consumes and not self._accepts(content_type, consumes):
-                refusal = _RENDERERS.get(path, error_response)(
-                    415, UnsupportedMediaType.code,
-                    f"send the body with 'Content-Type: {consumes[0]}' (UTF-8)"
-                    + (f"; accepted: {', '.join(consumes)}" if len(consumes) > 1 else ""))
-            if refusal is not None:
-                status = await _send_response(refusal, scope, receive, send, rid)
-            elif handler is not None:
-                status = await self._direct(handler, scope, receive, send, rid)
+            if self.tracing is None:
+                await self._respond(scope, receive, send, record, handler, content_type,
+                                    authorization, length)
             else:
-                status, endpoint = await self._framework(scope, receive, send, rid)
+                with self.tracing.request(record):
+                    await self._respond(scope, receive, send, record, handler,
+                                        content_type, authorization, length)
         except ClientDisconnect:
-            status = 499  # the client went away mid-body: nobody to answer
+            record.status = 499  # the client went away mid-body: nobody to answer
         finally:
-            self.metrics.observe_request(endpoint, scope["method"], status,
-                                         time.perf_counter() - start)
+            record.duration = time.perf_counter() - start
+            self.telemetry.finish(record)
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send,
+                       record: RequestRecord, handler: Handler | None,
+                       content_type: bytes | None, authorization: bytes | None,
+                       length: bytes | None) -> None:
+        """Refuse (auth, size, media type, still loading) or serve the request."""
+        path, rid = scope["path"], record.request_id
+        render = _RENDERERS.get(path, error_response)
+        refusal = self._refuse(path, authorization, length, rid, render)
+        consumes = _CONSUMES.get(path) if scope["method"] == "POST" else None
+        if refusal is None and consumes and not self._accepts(content_type, consumes):
+            refusal = render(
+                415, UnsupportedMediaType.code,
+                f"send the body with 'Content-Type: {consumes[0]}' (UTF-8)"
+                + (f"; accepted: {', '.join(consumes)}" if len(consumes) > 1 else ""),
+                request_id=rid)
+        if refusal is None and not self.lifecycle.loaded and (
+                path in _GATED_PATHS or path.startswith(_GATED_PREFIXES)):
+            refusal = response_for(self.lifecycle.not_ready(1), path, rid,
+                                   _RENDERERS.get(path))
+        if refusal is not None:
+            await self._send_response(refusal, scope, receive, send, record)
+        elif handler is not None:
+            await self._direct(handler, scope, receive, send, record)
+        else:
+            await self._framework(scope, receive, send, record)
 
     def _accepts(self, content_type: bytes | None, consumes: tuple[str, ...]) -> bool:
         if content_type is None:
@@ -178,25 +225,33 @@ class ServiceMiddleware:
         so no web page can drive a local instance's sockets."""
         headers = dict(scope["headers"])
         rid = headers.get(b"x-request-id", b"")
-        scope["tokserve.request_id"] = rid.decode() if _REQUEST_ID.fullmatch(rid) else \
-            self.new_request_id()
+        rid = rid.decode() if _REQUEST_ID.fullmatch(rid) else self.new_request_id()
+        scope["tokserve.request_id"] = rid
         path = scope["path"]
+        record = RequestRecord(rid, "WEBSOCKET", time.perf_counter())
+        record.route = path if path in _WEBSOCKETS else "unmatched"  # bounded label set
         refused = None
         if self.expected_auth is not None and path not in _OPEN_PATHS and \
                 not token_matches(headers.get(b"authorization"), self.expected_auth):
             refused = "missing or invalid bearer token"
         origin = headers.get(b"origin")
         if origin is not None and not self._same_site(origin, headers.get(b"host")):
-            refused = f"origin {shorten(origin.decode('latin-1'), 100)} is not allowed"
-        start = time.perf_counter()
-        if refused is not None:
-            message = await receive()  # websocket.connect
-            if message["type"] == "websocket.connect":
-                await send({"type": "websocket.close", "code": 1008, "reason": refused})
-            self.metrics.observe_request(path, "WEBSOCKET", 403, time.perf_counter() - start)
-            return
-        await self.app(scope, receive, send)
-        self.metrics.observe_request(path, "WEBSOCKET", 101, time.perf_counter() - start)
+            refused = f"origin {shorten(origin.decode('latin-1'), 80)} is not allowed"
+        if refused is None and not self.lifecycle.loaded and (
+                path in _GATED_PATHS or path.startswith(_GATED_PREFIXES)):
+            refused = "not ready: loading artifacts"
+        try:
+            if refused is not None:
+                message = await receive()  # websocket.connect
+                if message["type"] == "websocket.connect":
+                    await send({"type": "websocket.close", "code": 1008, "reason": refused})
+                record.status = 403
+                return
+            record.status = 101
+            await self.app(scope, receive, send)
+        finally:
+            record.duration = time.perf_counter() - record.started
+            self.telemetry.finish(record)
 
     def _same_site(self, origin: bytes, host: bytes | None) -> bool:
         text = origin.decode("latin-1")
@@ -205,10 +260,10 @@ class ServiceMiddleware:
         return host is not None and text.split("://", 1)[-1] == host.decode("latin-1")
 
     async def _direct(self, handler: Handler, scope: Scope, receive: Receive, send: Send,
-                      rid: str) -> int:
+                      record: RequestRecord) -> None:
         """Serve a hot POST operation without the framework's routing and middleware
         layers; the operation and the error mapping are the very ones the FastAPI routes
-        use (``handlers``, ``errors.response_for``). Returns the status sent."""
+        use (``handlers``, ``errors.response_for``)."""
         chunks: list[bytes] = []
         seen = 0
         try:
@@ -219,60 +274,73 @@ class ServiceMiddleware:
                 chunk = message.get("body", b"")
                 seen += len(chunk)
                 if seen > self.max_body:
+                    record.bytes_in = seen
                     raise self._too_large()
                 chunks.append(chunk)
                 if not message.get("more_body", False):
                     break
+            record.bytes_in = seen
             body = await handler(self.app.state.service, b"".join(chunks))
         except ClientDisconnect:
             raise
-        except Exception as exc:  # noqa: BLE001 - mapped exactly as the routes' handlers do
-            render = _RENDERERS.get(scope["path"], error_response)
-            return await _send_response(response_for(exc, scope["path"], rid, render),
-                                        scope, receive, send, rid)
-        status, extra = 200, ()
-        if type(body) is Reply:
-            body, status, extra = body.body, body.status, body.headers
-        await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", b"%d" % len(body)),
-            (b"x-request-id", rid.encode()), *extra]})
+        except Exception as exc:
+            response = response_for(exc, scope["path"], record.request_id,
+                                    _RENDERERS.get(scope["path"]))
+            await self._send_response(response, scope, receive, send, record)
+            return
+        status = 200
+        headers = [(b"content-type", b"application/json"),
+                   (b"x-request-id", record.request_id.encode())]
+        if type(body) is Reply:  # a compat route's answer: its status and headers
+            headers.extend(body.headers)
+            body, status = body.body, body.status
+        headers.append((b"content-length", b"%d" % len(body)))
+        if self.lifecycle.draining:
+            headers.append(_CLOSE)
+        record.status, record.bytes_out = status, len(body)
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
-        return status
 
     async def _framework(self, scope: Scope, receive: Receive, send: Send,
-                         rid: str) -> tuple[int, str]:
-        """Hand the request to FastAPI; returns (status sent, route template)."""
-        sent: dict[str, Any] = {"status": 500, "started": False}
-        rid_header = (b"x-request-id", rid.encode())
+                         record: RequestRecord) -> None:
+        """Hand the request to FastAPI; the record gets the status, route template and
+        bytes it sent."""
+        started = False
+        rid_header = (b"x-request-id", record.request_id.encode())
 
         async def send_with_id(message: Message) -> None:
+            nonlocal started
             if message["type"] == "http.response.start":
-                sent["status"], sent["started"] = message["status"], True
+                record.status, started = message["status"], True
                 headers = list(message.get("headers", ()))
                 if not any(key.lower() == b"x-request-id" for key, _ in headers):
                     headers.append(rid_header)
+                if self.lifecycle.draining:
+                    headers.append(_CLOSE)
                 message["headers"] = headers
+            elif message["type"] == "http.response.body":
+                record.bytes_out += len(message.get("body", b""))
             await send(message)
 
         try:
-            await self.app(scope, self._limited(receive), send_with_id)
+            await self.app(scope, self._limited(receive, record), send_with_id)
         except ClientDisconnect:
             raise
         except Exception:
-            if not sent["started"]:
-                log.exception("unhandled error on %s (request_id=%s)", scope["path"], rid)
-                sent["status"] = await _send_response(internal_error_response(rid), scope,
-                                                      receive, send, rid)
+            if not started:
+                log.exception("unhandled error on %s (request_id=%s)", scope["path"],
+                              record.request_id)
+                await self._send_response(internal_error_response(record.request_id), scope,
+                                          receive, send, record)
             # else already answered and logged: FastAPI's ServerErrorMiddleware sends our
             # 500 (errors.response_for) and then re-raises.
         route = scope.get("route")
-        return sent["status"], getattr(route, "path", None) or "unmatched"
+        record.route = getattr(route, "path", None) or "unmatched"
 
-    def _refuse(self, path: str, authorization: bytes | None, length: bytes | None):
-        """The auth and Content-Length refusals (a ``Response``, in the route's error
-        shape), or None."""
-        error_response = _RENDERERS.get(path, _envelope)
+    def _refuse(self, path: str, authorization: bytes | None, length: bytes | None,
+                rid: str, error_response=error_response):
+        """The auth and Content-Length refusals (a ``Response`` written by
+        ``error_response``: the route's error shape), or None."""
         if (self.expected_auth is not None and path not in _OPEN_PATHS
                 and not path.startswith(_OPEN_PREFIXES)):
             if not token_matches(authorization, self.expected_auth):
@@ -280,7 +348,7 @@ class ServiceMiddleware:
                 return error_response(
                     401, "unauthorized",
                     f"{why} bearer token; send 'Authorization: Bearer <token>'",
-                    {"WWW-Authenticate": "Bearer"},
+                    HEADERS_BY_STATUS[401], request_id=rid,
                 )
         if length is not None:
             try:
@@ -292,7 +360,7 @@ class ServiceMiddleware:
                     413, PayloadTooLarge.code,
                     f"request body is {n} bytes; the limit is {self.max_body} "
                     f"(TOKSERVE_MAX_BODY_BYTES); split the batch or the text",
-                    {"Connection": "close"},
+                    {"Connection": "close"}, request_id=rid,
                     limit=self.max_body, size=n,
                 )
         return None
@@ -304,25 +372,26 @@ class ServiceMiddleware:
             limit=self.max_body,
         )
 
-    def _limited(self, receive: Receive) -> Receive:
-        """Wrap ``receive`` to stop a chunked body at the limit, before it is all read."""
-        seen = 0
+    def _limited(self, receive: Receive, record: RequestRecord) -> Receive:
+        """Wrap ``receive`` to stop a chunked body at the limit, before it is all read,
+        and count the bytes received."""
 
         async def guarded() -> Message:
-            nonlocal seen
             message = await receive()
             if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_body:
+                record.bytes_in += len(message.get("body", b""))
+                if record.bytes_in > self.max_body:
                     raise self._too_large()
             return message
 
         return guarded
 
-
-async def _send_response(response, scope: Scope, receive: Receive, send: Send,
-                         rid: str) -> int:
-    """Send a Starlette ``Response`` with the request id header; returns its status."""
-    response.headers["x-request-id"] = rid
-    await response(scope, receive, send)
-    return response.status_code
+    async def _send_response(self, response, scope: Scope, receive: Receive, send: Send,
+                             record: RequestRecord) -> None:
+        """Send a Starlette ``Response`` with the request id header (and
+        ``Connection: close`` while draining); the record gets its status and size."""
+        response.headers["x-request-id"] = record.request_id
+        if self.lifecycle.draining:
+            response.headers["connection"] = "close"
+        record.status, record.bytes_out = response.status_code, len(response.body)
+        await response(scope, receive, send)

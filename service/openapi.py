@@ -93,19 +93,26 @@ def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str
     return {"allOf": checks} if len(checks) > 1 else schema
 
 
+_REQUEST_ID = {"type": "string", "description": "The request's id, as in the X-Request-ID "
+               "response header: quote it to follow the call into the server's logs."}
+
+
 def _error_response(status: int, codes: tuple[str, ...], envelope: dict[str, Any],
                     foreign: dict[str, Any] | None = None) -> dict[str, Any]:
     """The contract's envelope with the operation's codes, or ``foreign``: another
     project's error shape (compat routes), whose codes are its own."""
-    schema = foreign or {"allOf": [envelope, {"properties": {"error": {"properties": {
-        "code": {"enum": list(codes)}}}}}]}
+    error = {"required": ["code", "message", "request_id"],
+             "properties": {"code": {"enum": list(codes)}, "request_id": _REQUEST_ID}}
+    if "not_ready" in codes:
+        error["properties"]["reason"] = {"enum": ["loading", "draining", "no_tokenizers"]}
+    schema = foreign or {"allOf": [envelope, {"properties": {"error": error}}]}
     listed = ", ".join(f"`{c}`" for c in codes)
     return {"description": f"{_STATUS_TEXT.get(status, 'Error')}: {listed}",
             "content": {"application/json": {"schema": schema}}}
 
 
 def _errors(op: Operation, auth: bool) -> dict[int, tuple[str, ...]]:
-    errors = dict(op.errors)
+    errors = op.error_codes()
     if auth and not op.open:
         errors[401] = ("unauthorized",)
     errors[500] = ("internal_error",)

@@ -10,7 +10,8 @@ it can answer with, and how it is served:
 * ``endpoint``: an ordinary FastAPI endpoint (the GET routes, admin, the page).
 
 ``install_routes()`` adds the FastAPI routes from this table, ``direct_handlers()`` the
-fast lane's map, ``open_paths()`` the auth exemptions, and ``service/openapi.py`` the
+fast lane's map, ``open_paths()`` the auth exemptions, ``gated_paths()`` the operations
+refused (503 ``not_ready``) while artifacts load, and ``service/openapi.py`` the
 OpenAPI document. tests/service/test_openapi.py checks that what is served and what is
 documented are the same set, both ways.
 """
@@ -32,7 +33,8 @@ from .routes._common import json_response
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
                       EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
-                      ModelsResponse, ReloadResponse, RenderChatRequest, RenderChatResponse,
+                      ModelsResponse, ReadyResponse, ReloadResponse, RenderChatRequest,
+                      RenderChatResponse,
                       TokenizerDetail, TokenizersResponse)
 
 # Error codes by status, shared by the operations that can produce them.
@@ -69,6 +71,7 @@ class Operation:
     path_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
     open: bool = False  # served without the API bearer token
     examples: dict[str, Any] = field(default_factory=dict)  # request examples by name
+    needs_artifacts: bool = False  # 503 not_ready while artifacts load (lifecycle.py)
     #: media types of the request body a POST accepts (415 for others); () = no body
     consumes: tuple[str, ...] = ("application/json",)
     asgi: Any = None  # a raw ASGI app that serves the route itself (streaming bodies)
@@ -79,6 +82,13 @@ class Operation:
     error_model: type[BaseModel] | None = None
     errors_as: Callable[..., Any] | None = None
 
+    def error_codes(self) -> dict[int, tuple[str, ...]]:
+        """Every status and code this operation can answer with, 500 and the auth 401
+        aside (the OpenAPI document adds those per deployment)."""
+        if not self.needs_artifacts:
+            return dict(self.errors)
+        return _merge(self.errors, {503: ("not_ready",)})
+
 
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -86,6 +96,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Text(s) → ids, with optional offsets and tokens",
         (EncodeResponse, EncodeBatchResponse), EncodeRequest,
         _merge({400: ("special_token_in_text",)}, _TOKENIZER, _BODY), handlers.encode,
+        needs_artifacts=True,
         examples={"text": {"text": "hello world", "return_offsets": True},
                   "texts": {"tokenizer": "cl100k_base", "texts": ["a", "b c"]},
                   "model": {"model": "gpt-4o", "text": "hello world", "max_tokens": 1}}),
@@ -94,7 +105,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Token count of text(s) or of a rendered chat; always len(ids) of /encode",
         (CountResponse, CountBatchResponse, CountChatResponse), CountRequest,
         _merge({400: ("special_token_in_text",)}, _CHAT, _TOKENIZER, _BODY), handlers.count,
-        examples={"text": {"text": "hello world"},
+        needs_artifacts=True, examples={"text": {"text": "hello world"},
                   "texts": {"texts": ["hello", "world"]},
                   "messages": {"tokenizer": "deepseek-v4",
                                "messages": [{"role": "user", "content": "hi"}]},
@@ -104,22 +115,23 @@ OPERATIONS: tuple[Operation, ...] = (
         "POST", "/decode", "decode", "tokenize", "Ids → text (or batch_ids → texts)",
         (DecodeResponse, DecodeBatchResponse), DecodeRequest,
         _merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
-        handlers.decode,
+        handlers.decode, needs_artifacts=True,
         examples={"ids": {"ids": [24912, 2375]}, "batch_ids": {"batch_ids": [[24912], [2375]]}}),
     Operation(
         "POST", "/render_chat", "render_chat", "chat",
         "Messages → the prompt text the template renders, its ids and mask",
         (RenderChatResponse,), RenderChatRequest, _merge(_CHAT, _BODY), handlers.render_chat,
-        examples={"chat": {"tokenizer": "deepseek-v4", "add_generation_prompt": True,
+        needs_artifacts=True, examples={"chat": {"tokenizer": "deepseek-v4", "add_generation_prompt": True,
                            "messages": [{"role": "user", "content": "hi"}]}}),
     Operation(
         "GET", "/tokenizers", "list_tokenizers", "tokenizers",
         "Every served name@version, its hash, vocabulary size, specials and templates",
-        (TokenizersResponse,), endpoint=tokenizers.list_tokenizers),
+        (TokenizersResponse,), endpoint=tokenizers.list_tokenizers, needs_artifacts=True),
     Operation(
         "GET", "/tokenizers/{name}", "get_tokenizer", "tokenizers",
         "One version (a bare name is its current version) with its manifest",
         (TokenizerDetail,), errors=dict(_TOKENIZER), endpoint=tokenizers.get_tokenizer,
+        needs_artifacts=True,
         path_params={"name": {"type": "string", "description": "name or name@version",
                               "examples": ["o200k_base", "o200k_base@1"]}}),
     Operation(
@@ -127,9 +139,16 @@ OPERATIONS: tuple[Operation, ...] = (
         "Model names and Hugging Face repo ids accepted as `model` (or `tokenizer`), and "
         "the tokenizer each uses", (ModelsResponse,), endpoint=tokenizers.list_models),
     Operation(
-        "GET", "/healthz", "healthz", "ops", "200 once artifacts are loaded, else 503",
-        (HealthResponse,), errors={503: ("no_artifacts",)}, endpoint=health.healthz,
+        "GET", "/healthz", "healthz", "ops",
+        "Alive: 200 once artifacts are loaded (also while draining), else 503; the "
+        "startup and liveness probe",
+        (HealthResponse,), errors={503: ("not_ready", "no_artifacts")}, endpoint=health.healthz,
         open=True),
+    Operation(
+        "GET", "/readyz", "readyz", "ops",
+        "Ready for traffic: 200 when loaded, serving at least one tokenizer and not "
+        "draining; else 503 not_ready with the reason; the readiness probe",
+        (ReadyResponse,), errors={503: ("not_ready",)}, endpoint=health.readyz, open=True),
     Operation(
         "GET", "/metrics", "metrics", "ops", "Prometheus text exposition format",
         endpoint=metrics.metrics, media_types=("text/plain",)),
@@ -138,7 +157,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "WebSocket: ids in, text deltas out, never part of a character (connect with an "
         "Upgrade; a plain GET is 426)", errors={426: ("upgrade_required",)},
         endpoint=streaming_routes.upgrade_required, websocket=streaming.websocket_endpoint,
-        stream_schema=streaming.StreamMessage),
+        stream_schema=streaming.StreamMessage, needs_artifacts=True),
     Operation(
         "POST", "/decode/stream", "decode_stream_ndjson", "stream",
         "NDJSON: one message per line in, text deltas out as lines, while the body uploads "
@@ -147,6 +166,7 @@ OPERATIONS: tuple[Operation, ...] = (
         media_types=("application/x-ndjson",), consumes=streaming.NDJSON_TYPES,
         errors=_merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
         asgi=streaming.NdjsonEndpoint(), stream_schema=streaming.StreamMessage,
+        needs_artifacts=True,
         examples={"application/x-ndjson": '{"tokenizer": "o200k_base"}\n{"ids": [24912]}\n'
                                           '{"ids": [2375]}\n'}),
     Operation(
@@ -184,7 +204,7 @@ def _compat_operations() -> tuple[Operation, ...]:
                 f"compat_{dialect.name}_" + route.path.replace("/", "_").replace("-", "_"),
                 f"compat-{dialect.name}", route.summary, route.responses, route.request,
                 statuses(dialect), route.handler(dialect), error_model=dialect.error_model,
-                errors_as=dialect.render,
+                errors_as=dialect.render, needs_artifacts=True,
                 examples={"example": route.example} if route.example else {}))
     return tuple(rows)
 
@@ -212,6 +232,11 @@ def body_media_types() -> dict[str, tuple[str, ...]]:
     return {op.path: op.consumes for op in OPERATIONS if op.method == "POST" and op.consumes}
 
 
+def websocket_paths() -> frozenset[str]:
+    """Paths that accept a WebSocket upgrade (their metrics route label)."""
+    return frozenset(op.path for op in OPERATIONS if op.websocket is not None)
+
+
 def open_paths() -> tuple[frozenset[str], tuple[str, ...]]:
     """(exact paths, path prefixes) served without the API bearer token."""
     exact = {op.path for op in OPERATIONS if op.open and "{" not in op.path}
@@ -219,9 +244,21 @@ def open_paths() -> tuple[frozenset[str], tuple[str, ...]]:
     return frozenset(exact | set(DOCS_PATHS)), prefixes + (DOCS_STATIC + "/",)
 
 
+def gated_paths() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(exact paths, path prefixes) of the operations that need artifacts: 503
+    ``not_ready`` while they load."""
+    ops = [op for op in OPERATIONS if op.needs_artifacts]
+    exact = frozenset(op.path for op in ops if "{" not in op.path)
+    return exact, tuple(op.path.split("{")[0] for op in ops if "{" in op.path)
+
+
 def _body_endpoint(handler: handlers.Handler) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        return json_response(await handler(state_of(request), await request.body()))
+        body = await handler(state_of(request), await request.body())
+        if isinstance(body, handlers.Reply):
+            return Response(body.body, status_code=body.status, media_type="application/json",
+                            headers={k.decode(): v.decode() for k, v in body.headers})
+        return json_response(body)
 
     return endpoint
 

@@ -364,6 +364,13 @@ class HealthResponse(_Response):
     tokenizers: int
 
 
+class ReadyResponse(_Response):
+    """/readyz 200: this replica takes traffic (503 ``not_ready`` otherwise)."""
+
+    status: Literal["ready"]
+    tokenizers: int = Field(description="Tokenizer versions served.")
+
+
 class LoadFailure(_Response):
     path: str
     reason: str

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -90,7 +90,27 @@ class Settings(BaseSettings):
         "browsers keep other sites' pages out. '*' allows any origin.",
     )
 
+    # --- operations (docs/SERVICE.md, "Running a fleet") -----------------------------
     log_level: str = Field(default="info")
+    log_format: Literal["json", "text"] | None = Field(
+        default=None,
+        description="Format of every log line: json, or text; unset: text on a terminal, "
+        "json otherwise.",
+    )
+    access_log: bool = Field(default=True, description="One log line per request (INFO).")
+    drain_seconds: float = Field(
+        default=5.0, ge=0,
+        description="On SIGTERM, keep serving this long with /readyz 503 and "
+        "'Connection: close' before the server stops accepting (0: stop at once).",
+    )
+    graceful_timeout: float = Field(
+        default=20.0, gt=0,
+        description="After the drain, how long in-flight requests get to finish.",
+    )
+    otel: bool = Field(
+        default=False,
+        description="OpenTelemetry spans per request and stage (needs the [otel] extra).",
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod
@@ -104,7 +124,8 @@ class Settings(BaseSettings):
     def _split_roots(cls, value: Any) -> Any:
         return split_roots(value) if isinstance(value, str) else value
 
-    @field_validator("bundled_artifacts", "auth_token", "admin_token", mode="before")
+    @field_validator("bundled_artifacts", "auth_token", "admin_token", "log_format",
+                     mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -115,7 +115,7 @@ class StreamSession:
 
 def _error_frame(exc: BaseException, rid: str | None) -> dict[str, Any]:
     if isinstance(exc, (ServiceError, engine_errors.EngineError)):
-        return error_body(exc.code, exc.message, **exc.details)
+        return error_body(exc.code, exc.message, request_id=rid, **exc.details)
     log.exception("unhandled error in a decode stream (request_id=%s)", rid, exc_info=exc)
     return error_body("internal_error", "internal server error; quote the request_id when "
                       "reporting it", request_id=rid)

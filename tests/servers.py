@@ -63,23 +63,31 @@ class LiveServer:
 
 class ServerProcess:
     """``tokserve serve`` in a subprocess on a free port, with ``args`` added and no
-    ``TOKSERVE_*`` variable inherited (``env`` adds some); ready once /healthz is 200."""
+    ``TOKSERVE_*`` (nor ``PROMETHEUS_MULTIPROC_DIR``) variable inherited (``env`` adds
+    some); ready once ``ready`` (/healthz) is 200. With ``log`` (a path) its stderr goes
+    to that file (``logs()`` reads it), else to a pipe read only if it fails to start."""
 
     def __init__(self, *args: str, env: dict[str, str] | None = None,
-                 ready: str = "/healthz") -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        environ = {k: v for k, v in os.environ.items() if not k.startswith("TOKSERVE_")}
+                 ready: str = "/healthz", log: Path | None = None,
+                 host: str = "127.0.0.1", port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://{host}:{self.port}"
+        self.log = log
+        environ = {k: v for k, v in os.environ.items()
+                   if not k.startswith(("TOKSERVE_", "PROMETHEUS_MULTIPROC_DIR"))}
         environ.update(env or {})
+        stderr = open(log, "w") if log is not None else subprocess.PIPE  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tokserve.service", "serve", "--port", str(self.port),
-             "--log-level", "warning", *args],
-            cwd=REPO, env=environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [sys.executable, "-m", "tokserve.service", "serve", "--host", host,
+             "--port", str(self.port), "--log-level", "warning", *args],
+            cwd=REPO, env=environ, stdout=subprocess.DEVNULL, stderr=stderr, text=True)
+        if log is not None:
+            stderr.close()
         self.client = httpx.Client(base_url=self.url, timeout=30)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited: {self.proc.stderr.read()}")
+                raise RuntimeError(f"server exited: {self.logs()}")
             try:
                 if self.client.get(ready).status_code == 200:
                     return
@@ -91,6 +99,18 @@ class ServerProcess:
 
     def __enter__(self) -> ServerProcess:
         return self
+
+    def logs(self) -> str:
+        if self.log is not None:
+            return self.log.read_text()
+        return self.proc.stderr.read() if self.proc.poll() is not None else ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60) -> float:
+        """Send ``sig`` and wait for the exit; returns the seconds it took."""
+        started = time.monotonic()
+        self.proc.send_signal(sig)
+        self.proc.wait(timeout=timeout)
+        return time.monotonic() - started
 
     def __exit__(self, *exc: object) -> None:
         self.close()

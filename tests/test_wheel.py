@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import time
 import zipfile
 from pathlib import Path
@@ -53,6 +54,16 @@ def venv(wheel, tmp_path_factory) -> Path:
     env_dir = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)],
                    check=True, timeout=300)
+    # `venv` from a virtualenv's interpreter bases the new one on the base interpreter, so
+    # name the test interpreter's own site directories too (after the new venv's, so the
+    # wheel wins; a path in a .pth is added as it is: an editable install's hooks there
+    # do not run).
+    purelib = subprocess.run(
+        [str(env_dir / "bin" / "python"), "-c",
+         "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True, timeout=60).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(purelib, "test-interpreter-deps.pth").write_text("\n".join(sorted(ours)) + "\n")
     subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q",
                     "--no-deps", "--no-index", "--disable-pip-version-check", str(wheel)],
                    check=True, capture_output=True, timeout=300)

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Install what the tests need (the package in editable mode, so the Cython extensions are
 # built in place, plus the [test] extras) and run the whole suite.
-# Browser tests need Debian's chromium; it is installed here when missing and possible,
-# otherwise those tests skip and say how to enable them.
+# Browser tests need Debian's chromium, and the compose stack's nginx test needs nginx;
+# both are installed here when missing and possible, otherwise those tests skip and say
+# how to enable them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 "$PY" -m pip install -q --disable-pip-version-check -e ".[test]"
 if [ -x tools/install_chromium.sh ]; then
   bash tools/install_chromium.sh || echo "chromium not installed: browser tests will skip"
+fi
+if [ -x tools/install_nginx.sh ]; then
+  bash tools/install_nginx.sh || echo "nginx not installed: the real-nginx compose test will skip"
 fi
 exec "$PY" -P -m pytest -q "$@"

@@ -1,13 +1,11 @@
-"""GET /metrics: Prometheus text format."""
+"""GET /metrics: Prometheus text format, every worker's series (metrics.py)."""
 
-from fastapi import Response
+from fastapi import Request, Response
 
-from ..deps import StateDep
+from ..deps import state_of
 
 
-
-async def metrics(state: StateDep) -> Response:
-    cache, m = state.cache, state.metrics
-    m.cache_entries.set(len(cache))
-    m.cache_bytes.set(cache.bytes)
+async def metrics(request: Request) -> Response:
+    request.app.state.telemetry.flush()  # this worker's requests of this loop turn
+    m = state_of(request).metrics
     return Response(content=m.render(), media_type=m.content_type)

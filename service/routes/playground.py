@@ -17,7 +17,7 @@ from pathlib import Path
 from fastapi import Response
 from fastapi.responses import HTMLResponse
 
-from ..errors import error_response
+from ..errors import NotFound
 
 #: Where the page lives: ``service/static/`` next to this package.
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -45,6 +45,5 @@ async def playground_asset(asset: str) -> Response:
     """One of the page's static files, by its exact name."""
     media_type = ASSETS.get(asset)
     if media_type is None:
-        return error_response(404, "not_found", f"no playground asset named {asset!r}",
-                              available=sorted(ASSETS))
+        raise NotFound(f"no playground asset named {asset!r}", available=sorted(ASSETS))
     return Response(_read(asset), media_type=media_type, headers=_HEADERS)

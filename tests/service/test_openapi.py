@@ -190,6 +190,7 @@ RECORDED = [
     ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}", {"content-type": "text/plain"},
      415),
     ("GET", "/healthz", "/healthz", None, None, 200),
+    ("GET", "/readyz", "/readyz", None, None, 200),
     ("GET", "/metrics", "/metrics", None, None, 200),
     ("POST", "/admin/reload", "/admin/reload", None, ADMIN_HEADER, 200),
     ("POST", "/admin/reload", "/admin/reload", None, None, 401),

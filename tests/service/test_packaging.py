@@ -39,18 +39,31 @@ def test_dockerfile_is_multistage_nonroot_with_healthcheck():
     text = _dockerfile()
     assert len(_instructions(text, "FROM")) >= 2
     users = _instructions(text, "USER")
-    assert users and users[-1] not in ("root", "0")
+    assert users and users[-1].split(":")[0] not in ("root", "0")
     (health,) = _instructions(text, "HEALTHCHECK")
-    assert "/healthz" in health
+    assert "/readyz" in health
 
 
 def test_dockerfile_pip_installs_the_project_and_runs_tokserve_serve():
     text = _dockerfile()
     runs = _instructions(text, "RUN")
     assert any(_installs_project(r) for r in runs), runs
-    assert any("install" in r and "tokserve" in r for r in runs)  # the built project wheel
+    (entrypoint,) = _instructions(text, "ENTRYPOINT")
     (cmd,) = _instructions(text, "CMD")
-    assert "tokserve" in cmd and "serve" in cmd
+    assert "tokserve" in entrypoint and "serve" in cmd
+
+
+def test_dockerfile_final_stage_gets_only_the_built_virtualenv():
+    """No build leftovers in the image: the runtime stage copies the virtualenv the build
+    stage made, and nothing else from it (no wheels, sources or compilers)."""
+    text = _dockerfile()
+    final = text[text.rindex("\nFROM "):]
+    copies = _instructions(final, "COPY")
+    assert copies and all(c.startswith("--from=build") for c in copies), copies
+    assert [c.split()[1:] for c in copies] == [["/opt/tokserve", "/opt/tokserve"]]
+    assert "wheel" not in final.lower() and "build-essential" not in final
+    for source in ("engine", "service", "client", "artifacts"):  # the wheel's packages
+        assert re.search(rf"^COPY {source} ", text, re.M), source
 
 
 def test_readme_quick_start_installs_the_project_the_same_way():
