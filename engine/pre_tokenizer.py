@@ -23,6 +23,7 @@ from typing import Any
 import regex
 
 from .errors import UnsupportedArtifact
+from .numeric_tables import RUST_NUMERIC
 
 try:
     from . import _scan  # compiled scanner families (optional at import time)
@@ -36,6 +37,9 @@ except ImportError:  # pragma: no cover - generic fallback
     def adapt_pattern(pattern: str, reference: str) -> str:
         return pattern
 
+
+# tokenizers' Digits: a character class of Rust's char::is_numeric (numeric_tables.py)
+_NUMERIC = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in RUST_NUMERIC) + "]"
 
 # GPT-2's pattern, which ByteLevel(use_regex=True) applies.
 _GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -147,9 +151,9 @@ def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
             raise UnsupportedArtifact(f"Split behavior {behavior!r}")
         return [("split", rx, behavior, bool(spec.get("invert", False)))]
     if kind == "Digits":
-        # Rust's char::is_numeric, not Oniguruma: Unicode 17 in tokenizers 0.23, which is
-        # the regex module's \p{N} as is (checked over every code point in the tests)
-        rx = regex.compile(r"\p{N}" if spec.get("individual_digits") else r"\p{N}+")
+        # Rust's char::is_numeric, not Oniguruma's \p{N} nor the regex module's (each has
+        # its own Unicode version): the generated table (checked over every code point)
+        rx = regex.compile(_NUMERIC + ("" if spec.get("individual_digits") else "+"))
         return [("split", rx, "Isolated", False)]
     if kind == "ByteLevel":
         steps = [("prefix",)] if spec.get("add_prefix_space") else []
