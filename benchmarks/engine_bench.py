@@ -1,7 +1,7 @@
 """Engine benchmark: ours vs tiktoken, tokenizers and quicktok-v1, in one run, offline.
 
     python benchmarks/engine_bench.py [--mb 1.0] [--repeat 3] [--tokenizers o200k_base,cl100k_base]
-                                      [--skip-pathological] [--skip-load]
+                                      [--worst] [--skip-worst] [--skip-load]
 
 Corpus (built from what is on disk, no network; see benchmarks/README.md):
 
@@ -24,9 +24,9 @@ cache has seen every piece, as in a service answering repeated text), and 2-thre
 to tiktoken, after checking that every implementation's ids are identical to the
 reference on every document (differences are printed, never hidden).
 
-Then the pathological scaling (10^4, 10^5, 10^6 bytes of one repeated letter, of base64 and
-of spaces; target ``t(10^6) / t(10^5) <= 15``; every run starts with an empty piece
-cache, and tiktoken has no cache at all), and load time plus resident memory (RSS
+Then the hostile inputs (``worst_case.py``; ``--worst`` runs only those: one piece of
+10^4, 10^5 and 10^6 characters of each kind, ours vs quicktok vs tiktoken; targets: ours
+no slower than quicktok, ``t(10^6) / t(10^5) <= 15``), and load time plus resident memory (RSS
 delta, each measured in a fresh subprocess) of o200k_base for ours and tiktoken.
 Policies: ours runs ``special_tokens="text"`` (literals are ordinary text), the same work as
 tiktoken's and quicktok's ``encode_ordinary``; tokenizers runs its default ``encode``
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import base64
 import gettext
 import glob
 import json
@@ -316,64 +315,26 @@ def _print_row(label: str, times: dict[str, float], impls: list[Impl], ref: Impl
     print(line)
 
 
-def _b64(n: int) -> str:
-    rng = random.Random(6)
-    return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()[:n]
+def bench_worst(names: list[str], reference: bool) -> bool:
+    """The hostile-input table (``worst_case.py``) for the tiktoken-format tokenizers."""
+    import worst_case
 
-
-_REF_PATHOLOGICAL = """
-import sys, time
-sys.path[:0] = {paths!r}
-from conformance.references import build_tiktoken_reference, ARTIFACTS, TOKENIZER_FILES
-import engine_bench
-enc = build_tiktoken_reference({name!r}, ARTIFACTS / TOKENIZER_FILES[{name!r}][0]).encoding
-text = {text_expr}
-start = time.perf_counter(); enc.encode_ordinary(text); print(time.perf_counter() - start)
-"""
-
-
-def _cold_encode(tok, text: str) -> None:
-    # Every size is timed with an empty piece cache: repeats of a 10^5-byte input fit in
-    # the cache and those of 10^6 do not, so best-of-N on a warm cache compared a cached
-    # 10^5 with a merged 10^6 (ratio 15.9 on cl100k base64, against 11 cold).
-    tok.clear_cache()
-    tok.encode(text, special_tokens="text")
-
-
-def bench_pathological(names: list[str], reference: bool) -> None:
-    print("\n== pathological inputs (seconds; ratio = t(10^6) / t(10^5), target <= 15)")
-    kinds = {"letter": lambda n: "a" * n, "base64": _b64, "spaces": lambda n: " " * n}
-    exprs = {"letter": "'a' * {n}", "spaces": "' ' * {n}",
-             "base64": "__import__('engine_bench')._b64({n})"}
-    for name in names:
+    def load_ours(name: str):
         relative, preset = TOKENIZER_FILES[name]
-        if not (ARTIFACTS / relative).is_file():
-            continue
-        ours = tokserve.load(str(ARTIFACTS / relative), preset=preset) if preset else tokserve.load(
-            str(ARTIFACTS / relative))
-        for kind, make in kinds.items():
-            times = []
-            for n in (10**4, 10**5, 10**6):
-                text = make(n)
-                times.append(best_time(lambda: _cold_encode(ours, text), 3 if n < 10**6 else 2))
-            line = (f"  {name:12} {kind:7} ours   " + "  ".join(f"{t:8.4f}" for t in times)
-                    + f"   ratio {times[2] / times[1]:5.1f}"
-                    + ("  OK" if times[2] / times[1] <= 15 else "  OVER TARGET"))
-            print(line)
-            if reference and preset and exprs[kind]:
-                ref_times = []
-                for n in (10**4, 10**5, 10**6):
-                    code = _REF_PATHOLOGICAL.format(paths=[str(REPO), str(REPO / "tests"),
-                                                           str(REPO / "benchmarks")], name=name,
-                                                    text_expr=exprs[kind].format(n=n))
-                    try:
-                        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                              text=True, timeout=120)
-                        ref_times.append(f"{float(proc.stdout.strip()):8.4f}" if proc.returncode == 0
-                                         else f"crash({proc.returncode})")
-                    except subprocess.TimeoutExpired:
-                        ref_times.append("  >120 s")
-                print(f"  {name:12} {kind:7} tiktoken " + "  ".join(ref_times))
+        return tokserve.load(str(ARTIFACTS / relative), preset=preset)
+
+    def load_quicktok(name: str):
+        try:
+            import quicktok
+
+            return quicktok.get_encoding(QUICKTOK_NAMES[name])
+        except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
+            print(f"  (quicktok unavailable for {name}: {exc})")
+            return None
+
+    paths = [str(REPO), str(REPO / "tests"), str(REPO / "benchmarks")]
+    chosen = [n for n in names if TOKENIZER_FILES[n][1] and (ARTIFACTS / TOKENIZER_FILES[n][0]).is_file()]
+    return worst_case.run(chosen, load_ours, load_quicktok, paths, reference)
 
 
 _LOAD = """
@@ -429,17 +390,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mb", type=float, default=1.0, help="MB of UTF-8 per corpus slice")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tokenizers", default="o200k_base,cl100k_base,llama3,qwen,deepseek-v4")
-    parser.add_argument("--skip-pathological", action="store_true")
-    parser.add_argument("--no-reference-pathological", action="store_true",
-                        help="do not time tiktoken on the pathological inputs")
+    parser.add_argument("--worst", action="store_true",
+                        help="only the hostile-input table (one long piece per kind)")
+    parser.add_argument("--skip-worst", action="store_true")
+    parser.add_argument("--no-reference-worst", action="store_true",
+                        help="do not time tiktoken on the hostile inputs")
     parser.add_argument("--skip-load", action="store_true")
     args = parser.parse_args(argv)
     names = [n for n in args.tokenizers.split(",") if n]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    worst_names = [n for n in names if n in ("o200k_base", "cl100k_base")] or names[:1]
+    if args.worst:
+        bench_worst(worst_names, not args.no_reference_worst)
+        return
     bench_throughput(names, build_slices(args.mb), args.repeat)
-    if not args.skip_pathological:
-        bench_pathological([n for n in names if n in ("o200k_base", "cl100k_base")] or names[:1],
-                           not args.no_reference_pathological)
+    if not args.skip_worst:
+        bench_worst(worst_names, not args.no_reference_worst)
     if not args.skip_load:
         bench_load(3)
 

@@ -16,9 +16,8 @@ test_pre_tokenizer.py): the same text can mean different things to tiktoken (Rus
 Both return -1 for anything else (the ``regex`` fallback then applies).
 """
 
-cdef extern from "pretok_scan.h":
-    ptrdiff_t pt_next_piece(int family, const unsigned char *s, ptrdiff_t pos, ptrdiff_t n) nogil
-    int PT_CL100K, PT_O200K, PT_LLAMA3, PT_QWEN, PT_TEKKEN, PT_DEEPSEEK_V4
+from .pretok_scan cimport (PT_CL100K, PT_DEEPSEEK_V4, PT_LLAMA3, PT_O200K, PT_QWEN, PT_TEKKEN,
+                           pt_next_piece, pt_props_tiktoken, pt_props_tokenizers)
 
 CL100K = PT_CL100K
 O200K = PT_O200K
@@ -150,11 +149,6 @@ def split_pieces(int family, str text) -> list:
         pieces.append(data[start:end].decode("utf-8", "surrogatepass"))
         start = end
     return pieces
-
-
-cdef extern from "unicode_tables.h":
-    unsigned pt_props_tiktoken(unsigned cp) nogil
-    unsigned pt_props_tokenizers(unsigned cp) nogil
 
 
 def property_bits(str reference) -> bytes:

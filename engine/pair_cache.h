@@ -46,13 +46,22 @@ inline Entry *table() {
     return entries;
 }
 
+/* The backtracking encoder's "is this pair of tokens valid" answers (backtrack.h):
+ * the same keys, a table of their own (value 1 or 0), 8,192 entries (128 KiB). */
+const unsigned VALID_BITS = 13;
+
+inline Entry *valid_table() {
+    static thread_local Entry entries[1u << VALID_BITS];
+    return entries;
+}
+
 inline std::atomic<uint64_t> &serials() {
     static std::atomic<uint64_t> next(1);
     return next;
 }
 
-inline unsigned slot(uint64_t key) {
-    return (unsigned)((key * 0x9E3779B97F4A7C15ULL) >> (64 - BITS));
+inline unsigned slot(uint64_t key, unsigned bits) {
+    return (unsigned)((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 inline uint64_t pack(uint64_t owner, int32_t a, int32_t b) {
@@ -74,22 +83,25 @@ static inline uint64_t pc_new_owner(size_t vocab_size) {
  * the time on CJK when it was made per lookup. */
 static inline pair_cache::Entry *pc_table() { return pair_cache::table(); }
 
+/* The same for the backtracking encoder's pair-validity table. */
+static inline pair_cache::Entry *pc_valid_table() { return pair_cache::valid_table(); }
+
 /* 1 and *value set when the pair (a, b) of model ``owner`` is cached. */
 static inline int pc_get(const pair_cache::Entry *table, uint64_t owner, int32_t a,
-                         int32_t b, uint64_t *value) {
+                         int32_t b, uint64_t *value, unsigned bits = pair_cache::BITS) {
     if (!owner) return 0;
     uint64_t key = pair_cache::pack(owner, a, b);
-    const pair_cache::Entry &e = table[pair_cache::slot(key)];
+    const pair_cache::Entry &e = table[pair_cache::slot(key, bits)];
     if (e.key != key) return 0;
     *value = e.value;
     return 1;
 }
 
 static inline void pc_put(pair_cache::Entry *table, uint64_t owner, int32_t a, int32_t b,
-                          uint64_t value) {
+                          uint64_t value, unsigned bits = pair_cache::BITS) {
     if (!owner) return;
     uint64_t key = pair_cache::pack(owner, a, b);
-    pair_cache::Entry &e = table[pair_cache::slot(key)];
+    pair_cache::Entry &e = table[pair_cache::slot(key, bits)];
     e.key = key;
     e.value = value;
 }

@@ -1,0 +1,215 @@
+/* bpe_model.h: one vocabulary's tables and the per-piece pipeline of the BPE model stage.
+ *
+ * A segment is scanned and merged in ONE nogil loop (``encode_span``): the compiled
+ * pre-tokenizer (pretok_scan.h) hands out piece boundaries, or the caller passes them,
+ * and each piece is merged at once while its bytes are hot in cache. Per piece:
+ *
+ * 1. one byte: its id;
+ * 2. tiktoken's rule (and tokenizer.json's ``ignore_merges``): a piece that is itself a
+ *    token is that token, one hash lookup, skipped when the piece is longer than every
+ *    token starting with its first two bytes (most CJK clauses);
+ * 3. the piece cache (piece_cache.h), for pieces of 6 to 256 bytes on their second
+ *    sighting;
+ * 4. a piece with a non-ASCII byte is cut where no token can cross (piece_split.h) and
+ *    each part goes through 3 and 5 on its own: CJK clauses are new, their words recur;
+ * 5. merging: the flat loop up to 48 bytes, the backtracking encoder beyond
+ *    (bpe_merge.h, backtrack.h).
+ *
+ * The tables are built once by BpeModel.__init__ (_bpe.pyx) and only read afterwards,
+ * so any number of threads encode at once; the caches are safe for that by their own
+ * design.
+ */
+#ifndef TOKSERVE_BPE_MODEL_H
+#define TOKSERVE_BPE_MODEL_H
+
+#include <cstdint>
+#include <vector>
+
+#include "backtrack.h"
+#include "bpe_merge.h"
+#include "bpe_tables.h"
+#include "piece_cache.h"
+#include "piece_split.h"
+#include "pretok_scan.h"
+
+class BpeCore {
+public:
+    static const size_t CACHE_MIN_BYTES = 6;
+    static const size_t CACHE_MAX_PIECE = 256;
+    static const size_t SPLIT_MIN_BYTES = 7;
+    static const unsigned SPLIT_PATIENCE = 6;
+
+    /* ---- the tables: filled by BpeModel.__init__, then ``finish``; read-only after. */
+    bt_bytesmap encoder = {nullptr, nullptr, 0};
+    bt_u64map merges = {nullptr, 0, 0};
+    std::vector<unsigned char> arena;
+    std::vector<size_t> tok_start;
+    std::vector<uint32_t> tok_len;
+    std::vector<char> known;            /* decodable ids */
+    std::vector<uint16_t> longest_from; /* see BpeVocab */
+    std::vector<uint32_t> byte_pairs;
+    int32_t byte_ids[256] = {0};
+    size_t max_len = 0;                 /* longest mergeable token */
+    bool concat_ranks = true;
+    bool whole_piece_lookup = true;
+    bool backtracking = true;           /* off only to compare against (tests) */
+    int family = -1;                    /* compiled scanner, or -1: callers pass ends */
+
+    PieceCache cache;
+    PieceSplitter splitter;
+
+    BpeCore() = default;
+    BpeCore(const BpeCore &) = delete;
+    BpeCore &operator=(const BpeCore &) = delete;
+    ~BpeCore() {
+        bt_bytes_free(&encoder);
+        bt_u64_free(&merges);
+    }
+
+    /* After the tables are filled: the merge loops' view of them. */
+    void finish(const char *mergeable) {
+        v_.encoder = &encoder;
+        v_.merges = &merges;
+        v_.arena = arena.data();
+        v_.tok_start = tok_start.data();
+        v_.tok_len = tok_len.data();
+        v_.byte_pairs = byte_pairs.empty() ? nullptr : byte_pairs.data();
+        v_.longest_from = longest_from.data();
+        for (int b = 0; b < 256; b++) v_.byte_ids[b] = byte_ids[b];
+        v_.concat_ranks = concat_ranks;
+        v_.pair_owner = pc_new_owner(known.size());
+        backtrack_.init(v_, mergeable, known.size(), max_len);
+    }
+
+    const BpeVocab &vocab() const { return v_; }
+    size_t size() const { return known.size(); }
+    const unsigned char *token(int32_t id) const { return arena.data() + tok_start[id]; }
+
+    /* Ids of one segment s[0:n]; ``ends`` are the pieces' exclusive ends, or NULL for
+     * the compiled scanner (family >= 0). */
+    void encode_span(const unsigned char *s, size_t n, const std::vector<int64_t> *ends,
+                     std::vector<int32_t> *out) {
+        PieceCtx ctx;
+        bpe_ctx_init(&ctx);
+        size_t pos = 0;
+        if (ends == nullptr) {
+            while (pos < n) {
+                size_t end = (size_t)pt_next_piece(family, s, (ptrdiff_t)pos, (ptrdiff_t)n);
+                encode_piece(&ctx, s + pos, end - pos, out);
+                pos = end;
+            }
+        } else {
+            for (int64_t e : *ends) {
+                size_t end = (size_t)e;
+                if (end > pos) {
+                    encode_piece(&ctx, s + pos, end - pos, out);
+                    pos = end;
+                }
+            }
+        }
+        cache.add_stats(ctx.hits, ctx.misses, ctx.marks);
+    }
+
+    /* One piece as given, no pre-tokenization (tests, the trainer, tiktoken's
+     * ``_encode_single_piece``). */
+    void encode_one(const unsigned char *p, size_t n, std::vector<int32_t> *out) {
+        if (!n) return;
+        PieceCtx ctx;
+        bpe_ctx_init(&ctx);
+        encode_piece(&ctx, p, n, out);
+        cache.add_stats(ctx.hits, ctx.misses, ctx.marks);
+    }
+
+private:
+    void encode_piece(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out) {
+        if (n == 1) {
+            out->push_back(byte_ids[p[0]]);
+            return;
+        }
+        if (n <= BPE_REPEAT_MAX && bpe_repeat(ctx->piece, p, n, out)) return;
+        size_t before = out->size();
+        size_t longest = longest_from[((size_t)p[0] << 8) | p[1]];
+        int32_t whole = -1;
+        if (whole_piece_lookup && (n <= longest || longest == 0xFFFF))
+            whole = bt_bytes_get(&encoder, p, n);
+        if (whole >= 0)
+            out->push_back(whole);
+        else
+            cached(ctx, p, n, out, true);
+        if (n <= BPE_REPEAT_MAX) ctx->piece = {p, n, before, out->size() - before};
+    }
+
+    /* Merge p[0:n] through the piece cache: a whole piece (cut into parts where exact)
+     * or one of its parts. Both kinds share the cache, keyed by bytes alone, and that
+     * is exact: with whole_piece_lookup a piece whose bytes are a token never gets here,
+     * so an entry for such bytes can only come from a part, and for any other bytes a
+     * piece and a part merge the same. */
+    void cached(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
+                bool whole_piece) {
+        if (n < CACHE_MIN_BYTES || n > CACHE_MAX_PIECE || !cache.enabled()) {
+            merge_parts(ctx, p, n, out, whole_piece);
+            return;
+        }
+        uint64_t h = PieceCache::hash_of(p, n);
+        if (!cache.seen_before(h)) {  /* cached on its second sighting */
+            ctx->misses++;
+            ctx->marks++;
+            merge_parts(ctx, p, n, out, whole_piece);
+            return;
+        }
+        if (cache.get(h, p, n, out)) {
+            ctx->hits++;
+            return;
+        }
+        ctx->misses++;
+        size_t before = out->size();
+        merge_parts(ctx, p, n, out, whole_piece);
+        cache.put(h, p, n, out->data() + before, out->size() - before);
+    }
+
+    /* A whole piece with a non-ASCII byte is cut where no token can cross and each part
+     * goes through the cache on its own; anything else is merged as it is. */
+    void merge_parts(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
+                     bool whole_piece) {
+        if (!whole_piece || n < SPLIT_MIN_BYTES || !splitter.ready() || !has_high_byte(p, n)) {
+            merge(ctx, p, n, out);
+            return;
+        }
+        size_t cut = splitter.next_cut(p, 0, n, SPLIT_PATIENCE);
+        if (cut >= n) {
+            merge(ctx, p, n, out);
+            return;
+        }
+        size_t pos = 0;
+        while (pos < n) {
+            size_t len = cut - pos;
+            if (len > BPE_REPEAT_MAX || !bpe_repeat(ctx->part, p + pos, len, out)) {
+                size_t before = out->size();
+                cached(ctx, p + pos, len, out, false);
+                if (len <= BPE_REPEAT_MAX) ctx->part = {p + pos, len, before, out->size() - before};
+            }
+            pos = cut;
+            if (pos < n) cut = splitter.next_cut(p, pos, n, SPLIT_PATIENCE);
+        }
+    }
+
+    void merge(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out) {
+        if (n <= BPE_SMALL_PIECE)
+            bpe_merge_small(v_, ctx, p, n, out);
+        else if (backtracking && backtrack_.ready())
+            backtrack_.encode(v_, ctx, p, n, out);
+        else
+            bpe_merge_heap(v_, ctx, p, n, out);
+    }
+
+    static bool has_high_byte(const unsigned char *p, size_t n) {
+        for (size_t i = 0; i < n; i++)
+            if (p[i] >= 0x80) return true;
+        return false;
+    }
+
+    BpeVocab v_{};
+    BacktrackMemo backtrack_;
+};
+
+#endif
