@@ -2,7 +2,7 @@
 
 The characters Rust's ``char::is_numeric`` accepts (general category N) in the
 Unicode version of tokenizers 0.23's Rust standard library: what its ``Digits``
-pre-tokenizer splits on (the ``regex`` module's own ``\p{N}`` follows its release).
+pre-tokenizer splits on (the ``regex`` module's own ``\\p{N}`` follows its release).
 """
 
 RUST_NUMERIC_VERSION = (17, 0)

@@ -78,14 +78,16 @@ class PreTokenizer:
             pieces = _apply(step, pieces)
         return pieces
 
-    def encode_input(self, text: str) -> tuple[bytes, list[int] | None, list[int]]:
-        """``(data, ends, inserted)`` for the BPE model.
+    def encode_input(self, text: str, data: bytes | None = None
+                     ) -> tuple[bytes, list[int] | None, list[int]]:
+        """``(data, ends, inserted)`` for the BPE model (``data``: the UTF-8 of
+        ``text`` when the caller has it already).
 
         ``ends`` is None when the compiled scanner will split ``data`` itself.
         ``inserted`` lists positions in ``data`` of bytes that are not in the text.
         """
         if self.family >= 0:
-            return text.encode("utf-8"), None, []
+            return text.encode("utf-8") if data is None else data, None, []
         if self._findall is not None:
             # one regex over the whole segment (tiktoken-style pattern): piece ends come
             # from the match lengths; the pattern covers every character, checked below
