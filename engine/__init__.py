@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .artifact import Artifact as Artifact
-from .artifact import load_artifact
+from .formats import load_artifact
 from .errors import ArtifactError as ArtifactError
 from .errors import DisallowedSpecialToken as DisallowedSpecialToken
 from .errors import EngineError as EngineError
@@ -57,16 +57,14 @@ __all__ = [
 def build_info() -> dict[str, str]:
     """What this installation runs: the package version and the engine build.
 
-    ``engine`` is ``compiled`` when every Cython extension is a built native module, else
-    ``fallback`` (the pre-tokenizer's compiled scanner failed to import, so every pattern
-    runs through the ``regex`` module: same ids, slower). ``tokserve --version`` prints
-    it; the service exports it as a metric label.
+    ``engine`` is ``compiled`` when the extension modules are native code (they always
+    are: the package does not import without them); ``tokserve --version`` prints it and
+    the service exports it as a metric label.
     """
-    from . import _bpe, pre_tokenizer
+    from . import _bpe
 
     native = Path(_bpe.__file__).suffix in (".so", ".pyd")
-    compiled = native and pre_tokenizer._scan is not None
-    return {"version": __version__, "engine": "compiled" if compiled else "fallback"}
+    return {"version": __version__, "engine": "compiled" if native else "fallback"}
 
 
 def bundled_root() -> Path:

@@ -1,7 +1,10 @@
 # cython: language_level=3, embedsignature=True
 """The BPE model stage: rank-based merging on UTF-8 bytes, in C++ without the GIL.
 
-Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed text):
+This file is the Cython glue: it builds one vocabulary's tables (``BpeCore``,
+bpe_model.h) from Python objects, and hands segments to the C++ loops and ids back.
+Why the loops are shaped as they are (each figure is in benchmarks/README.md, "Why the
+engine is shaped like this"):
 
 * Most of a tokenizer's time goes to pre-tokenization, not merging. So a segment is
   scanned and merged in ONE nogil loop: the hand-written scanner (``pretok_scan.h``)
@@ -12,20 +15,19 @@ Why it is shaped like this (measured on this 2-core machine, o200k_base, mixed t
   the common case is one hash lookup.
 * Two merge rules, one loop. A ``.tiktoken`` file ranks byte strings: the adjacent pair
   to merge is the one whose concatenated bytes have the lowest rank, looked up directly
-  in the token table (deriving an id-pair table at load cost 0.4 s for o200k_base, more
-  than tiktoken's whole load). A ``tokenizer.json`` merges list is an id-pair table:
+  in the token table (an id-pair table derived at load would cost more load time than
+  tiktoken's whole load). A ``tokenizer.json`` merges list is an id-pair table:
   ``(left_id << 32 | right_id) -> (rank << 32 | merged_id)``. Ties go to the leftmost
   pair in both references.
 * Both tables are flat open-addressing arrays (``bpe_tables.h``), read-only after load.
 * Short pieces (the vast majority) use a flat array and a linear minimum scan: fewer
-  than ~48 symbols fit in cache lines and beat any heap. Long pieces (a megabyte of
-  one letter, base64, spaces) use a doubly linked list plus a binary heap with
-  stale-entry checks, so a piece of n bytes costs O(n log n), never O(n^2).
+  than ~48 symbols fit in cache lines and beat any heap (bpe_merge.h). Longer pieces
+  (a megabyte of one letter, of spaces, of random letters) are encoded a token at a
+  time by a backtracking search (backtrack.h), linear in their length.
 * Long pieces of CJK and similar text (a whole clause is one piece, and nearly every
   clause is new) are cut where no token of the vocabulary can cross (``piece_split.h``,
   which states why that is exact); the parts are short words that recur, so they come
-  from the piece cache even in text never seen before. Measured on cold CJK text:
-  o200k_base 15.3 -> 28.7 MB/s, cl100k_base 18.6 -> 33.6.
+  from the piece cache even in text never seen before.
 * A bounded piece -> ids cache (``piece_cache.h``: sharded seqlocks, so readers on
   several threads write nothing shared) saves the merge loop for repeated multi-token
   pieces; single-token pieces never reach it, and a piece enters it on its second
@@ -151,7 +153,7 @@ cdef class BpeModel:
                                              c.tok_len.data(), mergeable.data(), max_id) != 0:
             raise MemoryError()
         # Handing out the same int object for an id costs an INCREF; building a fresh one
-        # for every id above 256 cost half of a large batch's time (measured, o200k).
+        # for every id above 256 was most of a large batch's time.
         self.id_objects = list(range(max_id))
         cdef int b
         cdef unsigned char byte
@@ -329,13 +331,19 @@ cdef class BpeModel:
         return self._to_list(out)
 
     def decode_bytes(self, ids):
-        """ids -> bytes; returns ``(bytes, unknown_ids)`` so the caller raises typed errors."""
+        """ids -> ``(bytes, unknown)``: the bytes of the known ids and, in one pass over
+        ``ids``, every item that is not an id of this vocabulary (not an integer, beyond
+        64 bits, negative, too large, or a gap), so the caller raises once."""
         cdef string buf
-        cdef long tid
+        cdef long long tid
         cdef size_t size = self.core.known.size()
         unknown = []
         for obj in ids:
-            tid = obj
+            try:
+                tid = obj
+            except (TypeError, OverflowError):
+                unknown.append(obj)
+                continue
             if tid < 0 or <size_t>tid >= size or not self.core.known[tid]:
                 unknown.append(obj)
                 continue

@@ -1,9 +1,10 @@
 /* backtrack.h: long pieces in O(n) token steps, exactly as the merge loop would merge them.
  *
  * Why: merging is one step per byte. A megabyte of one letter, of spaces or of random
- * letters is one pre-tokenizer piece, and the heap loop took 140-380 ms on it where a
- * token-at-a-time encoder takes a few. Requests on the billing path can be padded that
- * way, so the long-piece path takes one step per TOKEN.
+ * letters is one pre-tokenizer piece, and a merge loop (even with a heap) is tens of
+ * times slower on it than a token-at-a-time encoder (benchmarks/README.md, "Hostile
+ * input"). Requests on the billing path can be padded that way, so the long-piece path
+ * takes one step per TOKEN.
  *
  * The facts it rests on (stated and proved for the rank rule in GitHub's rust-gems
  * ``bpe`` crate; they use only that the merge loop is deterministic, takes the lowest
@@ -33,8 +34,7 @@
  * kept: per token in one 64-byte record (filled on first use, shared by threads), per
  * pair of tokens in a per-thread direct-mapped table (pair_cache.h). On repeated text
  * a step is a lookup; on random letters it is a few loads and a replay of two short
- * traces (measured, 1 MB of random a-z, cl100k_base: 150 ms merging each pair, 106 ms
- * replaying traces; the merge loop's heap took 270 ms).
+ * traces, markedly cheaper than merging the pair's bytes again.
  */
 #ifndef TOKSERVE_BACKTRACK_H
 #define TOKSERVE_BACKTRACK_H

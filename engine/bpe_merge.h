@@ -156,8 +156,8 @@ static inline size_t bpe_merge_small_into(const BpeVocab &v, PieceCtx *ctx,
     for (size_t i = 0; i + 1 < n; i++) ranks[i] = bpe_byte_pair(v, ctx, p, i);
     while (m > 1) {
         /* Lowest rank, leftmost on ties: the minimum of rank << 32 | position, a
-         * comparison the compiler turns into a conditional move (with a branch per
-         * rank, cold o200k_base text in other scripts was 4% slower). */
+         * comparison the compiler turns into a conditional move (a branch per rank
+         * was slower on text in other scripts). */
         uint64_t lo = BPE_NO_MERGE;
         for (size_t i = 0; i + 1 < m; i++) {
             uint64_t key = (ranks[i] & 0xFFFFFFFF00000000ULL) | (uint64_t)i;

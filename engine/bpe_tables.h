@@ -1,7 +1,7 @@
 /* Open-addressing hash tables for the BPE model (engine/_bpe.pyx).
  *
  * Why not std::unordered_map: it allocates a node per entry, so loading o200k_base
- * (200k tokens, ~450k derived merges) cost ~0.9 s and every lookup chased a pointer.
+ * (200k tokens) was slower than tiktoken's whole load and every lookup chased a pointer.
  * These tables are flat arrays sized to a power of two at most half full, probed
  * linearly; they are built once at load and only read afterwards, so concurrent
  * readers on several threads need no lock.
@@ -95,8 +95,8 @@ static inline uint64_t bt_u64_get(const bt_u64map *m, uint64_t key) {
  * - a slot holds the first 8 key bytes, so keys of up to 8 bytes (nearly every pair
  *   the merge loop asks about) are compared without reading the decoder arena.
  *
- * Measured with the piece cache off on CJK text (o200k_base): 6.8 MB/s with 24-byte
- * slots probed directly at 50% load, 11 MB/s with the tag array, more with the rest. */
+ * (The tag array nearly doubled CJK throughput with the piece cache off; figures in
+ * benchmarks/README.md.) */
 
 typedef struct {
     uint64_t head;  /* key bytes 0..7, zero-padded */
@@ -157,7 +157,7 @@ static inline void bt_bytes_free(bt_bytesmap *m) {
 }
 
 /* Equal bytes, compared inline: the keys past 8 bytes the merge loop compares are a few
- * bytes long, and a call to memcmp for each cost 4% of the time on Cyrillic text. */
+ * bytes long, and a call to memcmp for each showed in profiles of Cyrillic text. */
 static inline int bt_same_bytes(const unsigned char *a, const unsigned char *b, size_t n) {
     for (; n >= 8; a += 8, b += 8, n -= 8) {
         uint64_t x, y;

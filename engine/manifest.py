@@ -13,7 +13,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .artifact import MANIFEST, load_directory, sha256_hex
+from .artifact import MANIFEST, sha256_hex
+from .formats import load_directory
 from .errors import ArtifactError
 from .tokenizer import Tokenizer
 

@@ -5,9 +5,7 @@
  * most non-Latin scripts). Each answer from the vocabulary's own table costs a hash
  * of the bytes and a probe into tables far larger than L2; the same few thousand
  * pairs come back over and over. A direct-mapped table of 32,768 16-byte entries
- * (512 KiB) answers most of those from L2. On cold o200k_base CJK, 16,384, 32,768 and
- * 65,536 entries measured within this machine's noise (about 5%) of each other;
- * 131,072 (2 MiB, all of L2) made English 5-8% slower.
+ * (512 KiB) answers most of those from L2 (the sizes tried are in benchmarks/README.md).
  *
  * Exact by construction: the key is the full pair of ids, and the answer for a pair is
  * a pure function of the model, so an entry is either absent or right. Keys carry the
@@ -79,8 +77,8 @@ static inline uint64_t pc_new_owner(size_t vocab_size) {
 }
 
 /* This thread's table. Fetched once per encode call and passed down: in a dlopen'ed
- * module every thread_local access is a call to __tls_get_addr, which cost 2.6% of
- * the time on CJK when it was made per lookup. */
+ * module every thread_local access is a call to __tls_get_addr, which showed in
+ * profiles when it was made per lookup. */
 static inline pair_cache::Entry *pc_table() { return pair_cache::table(); }
 
 /* The same for the backtracking encoder's pair-validity table. */

@@ -23,17 +23,16 @@
  * Admission: a piece is cached on its second sighting. On new text nearly every
  * multi-token piece comes once, and caching it on first sight costs a lookup that
  * misses (a probe into a table far larger than L2) and an insert (a shard lock, two
- * arena writes) for nothing: on a cold o200k_base pass over 1 MB the cache made
- * English and CJK 5-10% slower than no cache. So the first sighting only sets a bit in
+ * arena writes) for nothing: on a cold pass the cache made English and CJK slower
+ * than no cache at all. So the first sighting only sets a bit in
  * a 128 KiB filter (``seen_before``), one bit per hash, emptied when a quarter of its
  * bits are set. A false "seen" caches a piece one sighting early and a forgotten one is
  * merged once more; neither can change an id, and neither can a lost bit when two
  * threads set bits of one word at once (relaxed loads and stores, no lock). The filter
  * belongs to the model, not the thread: a per-thread filter never admitted a piece
- * that two batch workers met once each, and 2-thread warm batches lost a quarter of
- * their hits. It must span more distinct pieces than the cache holds, or a text
- * repeated with a longer period than the filter's is never admitted (a 16 KiB filter
- * made the warm loop 30% slower).
+ * that two batch workers met once each, and 2-thread warm batches lost many of their
+ * hits. It must span more distinct pieces than the cache holds, or a text repeated
+ * with a longer period than the filter's is never admitted.
  */
 #ifndef TOKSERVE_PIECE_CACHE_H
 #define TOKSERVE_PIECE_CACHE_H

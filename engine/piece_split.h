@@ -36,8 +36,8 @@
  * The bigram table is a one-bit-per-hash filter (2^20 bits, 128 KiB), not a set: a
  * false "present" only forgoes a cut, which costs speed, never ids, and a boundary
  * check is one multiply and one load that stays in L2. o200k_base sets 21k bits (2%
- * of boundaries lose their cut); a hash set of the same pairs cost 30 ms of load time
- * and 12% of the encode time of texts where few boundaries can be cut.
+ * of boundaries lose their cut); a hash set of the same pairs cost load time and
+ * encode time on texts where few boundaries can be cut.
  *
  * Measured on the benchmark corpus: 44% of the character boundaries of CJK text can be
  * cut for o200k_base (parts of 1.9 characters on average), 57% for cl100k_base; 2%

@@ -128,11 +128,9 @@ class Tokenizer:
         parts = self._added.split(text, special_tokens, plain_ranges)
         if parts is None and self._scans:
             ids = self._model.encode(data)
-        elif parts is None:
-            ids = self._model.encode(*self._pre.encode_input(text)[:2])
         else:
             ids = []
-            for part in parts:
+            for part in parts or (Text(text),):
                 if isinstance(part, Match):
                     ids.append(part.id)
                 else:
@@ -147,11 +145,9 @@ class Tokenizer:
         extra = self._post.added if add_special_tokens else 0
         if parts is None and self._scans:
             return self._model.count(data) + extra
-        if parts is None:
-            return self._model.count(*self._pre.encode_input(prepared)[:2]) + extra
         return extra + sum(1 if isinstance(part, Match)
                            else self._model.count(*self._pre.encode_input(part.text)[:2])
-                           for part in parts)
+                           for part in parts or (Text(prepared),))
 
     def encode_with_offsets(self, text: str, units: Units = "char",
                             special_tokens: Policy = "reject", add_special_tokens: bool = False,
@@ -177,8 +173,7 @@ class Tokenizer:
             ids += part_ids
             spans += realign(part_spans, part.align, inserted, part.base)
         if add_special_tokens:
-            ids = self._post.apply(ids)
-            spans = self._post.apply_spans(spans, len(data))
+            ids, spans = self._post.apply(ids), self._post.apply_spans(spans, len(data))
         return ids, to_units(data, spans, units)
 
     def encode_batch(self, texts: Sequence[str], special_tokens: Policy = "reject",
@@ -280,8 +275,7 @@ class Tokenizer:
 
 
 class _Job(int):
-    """Index of a segment in a batch's merge list (an ``int`` subclass, so it is told
-    apart from a literal's id by type)."""
+    """Index of a segment in a batch's merge list (told apart from a literal's id by type)."""
 
     __slots__ = ()
 

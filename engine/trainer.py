@@ -121,10 +121,10 @@ class _Splitter:
     """Pre-tokenizes one block of corpus bytes into a ``PieceCounter``."""
 
     def __init__(self, pattern: str, special_tokens: Sequence[str]) -> None:
-        from . import _scan
+        from .patterns import family_for_pattern
         from .unicode_compat import adapt_pattern
 
-        self.family = _scan.family_for_pattern(pattern, "tiktoken")
+        self.family = family_for_pattern(pattern, "tiktoken")
         self.regex = None
         if self.family < 0:
             import regex

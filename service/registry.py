@@ -18,7 +18,6 @@ Invariants (these are what hot reload relies on):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -77,41 +76,13 @@ class SyncReport:
                 "failed": [{"path": str(f.path), "reason": f.reason} for f in self.failed]}
 
 
-def _read_chat_templates(
-    version_dir: Path, manifest: dict[str, Any]
-) -> tuple[dict[str, str], dict[str, str], str | None]:
-    """Templates named in the manifest, read from the version dir.
-
-    The engine already verified the files listed in ``files``; the template hash we
-    publish is the sha256 of the exact source we will render.
-    """
-    sources: dict[str, str] = {}
-    hashes: dict[str, str] = {}
-    for tname, spec in (manifest.get("chat_templates") or {}).items():
-        fname = spec.get("file") if isinstance(spec, dict) else spec
-        if not isinstance(fname, str):
-            raise ValueError(f"chat template {tname!r} has no file in manifest.json")
-        raw = (version_dir / fname).read_bytes()
-        expected = spec.get("sha256") if isinstance(spec, dict) else None
-        digest = hashlib.sha256(raw).hexdigest()
-        if expected and expected.removeprefix("sha256:") != digest:
-            raise ValueError(f"chat template file {fname} does not match its sha256")
-        sources[tname] = raw.decode("utf-8")
-        hashes[tname] = "sha256:" + digest
-    default = manifest.get("default_chat_template")
-    if default is None and len(sources) == 1:
-        default = next(iter(sources))
-    if default is not None and default not in sources:
-        raise ValueError(f"default_chat_template {default!r} is not among chat_templates")
-    return sources, hashes, default
-
-
 def load_entry(version_dir: Path) -> Entry:
     """Load and verify one ``<root>/<name>/<version>/`` directory.
 
     Raises:
-        tokserve.errors.ArtifactError: a file is missing, unreadable or fails its hash.
-        ValueError / OSError: the manifest or a chat template is malformed.
+        tokserve.errors.ArtifactError: a file (chat templates included) is missing,
+            unreadable or fails its hash.
+        ValueError / OSError: the manifest is malformed.
     """
     from .. import load  # the engine; imported here so this module stays cheap to import
 
@@ -124,8 +95,11 @@ def load_entry(version_dir: Path) -> Entry:
             f"manifest says {name}@{version} but the directory is "
             f"{version_dir.parent.name}/{version_dir.name}"
         )
-    sources, hashes, default = _read_chat_templates(version_dir, manifest)
-    return Entry(name, version, version_dir, tok, manifest, sources, hashes, default)
+    templates = tok.artifact.chat_templates  # read and verified by the engine's load
+    return Entry(name, version, version_dir, tok, manifest,
+                 {t: template.source for t, template in templates.items()},
+                 {t: template.sha256 for t, template in templates.items()},
+                 tok.artifact.default_chat_template)
 
 
 def _unchanged(entry: Entry) -> bool:
