@@ -350,6 +350,16 @@ cdef class BpeModel:
             buf.append(<const char *>self.core.token(tid), self.core.tok_len[tid])
         return buf, unknown
 
+    def splits(self):
+        """Per id, ``(left, right)``: the two ids the last merge of its own bytes joins
+        when merging them gives the id itself, else None (bytes, special and added
+        tokens, unreachable tokens). The merges list that reproduces this model."""
+        cdef int32_t t, a = 0, b = 0
+        out = []
+        for t in range(<int32_t>self.core.size()):
+            out.append((a, b) if self.core.split_of(t, &a, &b) else None)
+        return out
+
     @property
     def family(self):
         """The compiled scanner family, or -1 (callers pass piece ends)."""

@@ -141,10 +141,11 @@ struct BpeStep {
 };
 
 /* T(p[0:n]) for n <= BPE_SMALL_PIECE into ids[]; returns how many. With ``trace``, also
- * writes each merge made, in order (at most n - 1). */
+ * writes each merge made, in order (at most n - 1); with ``last``, the two ids the last
+ * merge joined. */
 static inline size_t bpe_merge_small_into(const BpeVocab &v, PieceCtx *ctx,
                                           const unsigned char *p, size_t n, int32_t *ids,
-                                          BpeStep *trace = nullptr) {
+                                          BpeStep *trace = nullptr, int32_t *last = nullptr) {
     size_t st[BPE_SMALL_PIECE + 1];
     uint64_t ranks[BPE_SMALL_PIECE];
     size_t m = n;
@@ -165,6 +166,7 @@ static inline size_t bpe_merge_small_into(const BpeVocab &v, PieceCtx *ctx,
         }
         if ((lo >> 32) == 0xFFFFFFFFULL) break;
         size_t best = (size_t)(lo & 0xFFFFFFFFULL);
+        if (last) last[0] = ids[best], last[1] = ids[best + 1];
         ids[best] = (int32_t)(ranks[best] & 0xFFFFFFFFULL);
         for (size_t i = best + 1; i + 1 < m; i++) {
             ids[i] = ids[i + 1];
@@ -195,7 +197,7 @@ static inline void bpe_merge_small(const BpeVocab &v, PieceCtx *ctx, const unsig
  * max-heap primitives pop the lowest rank, then the leftmost slot. Entries made stale
  * by earlier merges are detected by recomputing the pair's rank when popped. */
 static inline void bpe_merge_heap(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
-                                  size_t n, std::vector<int32_t> *out) {
+                                  size_t n, std::vector<int32_t> *out, int32_t *last = nullptr) {
     std::vector<int32_t> ids(n), nxt(n), prv(n);
     std::vector<uint64_t> heap;
     auto end_of = [&](int32_t slot) -> size_t { return nxt[slot] >= 0 ? (size_t)nxt[slot] : n; };
@@ -221,6 +223,7 @@ static inline void bpe_merge_heap(const BpeVocab &v, PieceCtx *ctx, const unsign
         int32_t right = nxt[pos];
         uint64_t r = bpe_pair_at(v, ctx, p, ids[pos], ids[right], pos, end_of(right));
         if (r == BPE_NO_MERGE || (r >> 32) != (key >> 32)) continue;
+        if (last) last[0] = ids[pos], last[1] = ids[right];
         ids[pos] = (int32_t)(r & 0xFFFFFFFFULL);
         ids[right] = -1;
         nxt[pos] = nxt[right];

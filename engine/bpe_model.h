@@ -110,6 +110,29 @@ public:
         cache.add_stats(ctx.hits, ctx.misses, ctx.marks);
     }
 
+    /* When merging token t's own bytes gives t (it is reachable), the two ids its last
+     * merge joined: the one pair that can ever merge into t (export.py says why). */
+    bool split_of(int32_t t, int32_t *a, int32_t *b) {
+        if (t < 0 || (size_t)t >= known.size() || !known[t] || tok_len[t] < 2) return false;
+        const unsigned char *p = token(t);
+        size_t n = tok_len[t];
+        if (bt_bytes_get(&encoder, p, n) != t) return false;  /* not a mergeable token */
+        PieceCtx ctx;
+        bpe_ctx_init(&ctx);
+        int32_t last[2] = {-1, -1};
+        std::vector<int32_t> ids;
+        if (n <= BPE_SMALL_PIECE) {
+            int32_t small[BPE_SMALL_PIECE];
+            ids.assign(small, small + bpe_merge_small_into(v_, &ctx, p, n, small, nullptr, last));
+        } else {
+            bpe_merge_heap(v_, &ctx, p, n, &ids, last);
+        }
+        if (ids.size() != 1 || ids[0] != t) return false;
+        *a = last[0];
+        *b = last[1];
+        return true;
+    }
+
     /* One piece as given, no pre-tokenization (tests, the trainer, tiktoken's
      * ``_encode_single_piece``). */
     void encode_one(const unsigned char *p, size_t n, std::vector<int32_t> *out) {

@@ -61,6 +61,7 @@ cdef extern from "bpe_model.h" nogil:
         void encode_span(const unsigned char *s, size_t n, const vector[int64_t] *ends,
                          vector[int32_t] *out)
         void encode_one(const unsigned char *p, size_t n, vector[int32_t] *out)
+        cbool split_of(int32_t t, int32_t *a, int32_t *b)
 
 
 cdef extern from "parallel_for.h" nogil:
