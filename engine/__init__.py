@@ -98,8 +98,12 @@ def latest_version(directory: Path) -> Path:
 
 
 def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
-         **options: Any) -> Tokenizer:
+         tables: str | os.PathLike | None = None, **options: Any) -> Tokenizer:
     """Load a tokenizer from a bundled name or a path (see the module docstring).
+
+    ``root``: where bare names are looked up (default: the bundled artifacts).
+    ``tables``: a directory for compiled tables that processes share (tables.py): a
+    version directory's tables are mapped from there, written there on first load.
 
     Raises:
         ArtifactError: missing, unreadable, malformed or hash-mismatching files.
@@ -125,7 +129,7 @@ def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
         path / "tokenizer.json"
     ).exists():
         path = latest_version(path)
-    return Tokenizer(load_artifact(path, **options))
+    return Tokenizer(load_artifact(path, tables=tables, **options))
 
 
 # tiktoken's API (after ``load``, which it is built on)

@@ -9,7 +9,8 @@ from .native cimport BpeCore
 
 cdef class BpeModel:
     cdef BpeCore core
-    cdef list id_objects  # int objects 0..size-1, shared by every returned id list
+    cdef readonly object image  # the tables (bytes, or a mapped file), read in place
+    cdef object _view           # the buffer export that keeps ``image`` mapped
 
     # Ids of UTF-8 data[0:n]; ``ends``: the pieces' exclusive ends, or NULL for the
     # compiled scanner. Thread-safe; call without the GIL.

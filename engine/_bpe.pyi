@@ -2,6 +2,16 @@
 
 from collections.abc import Iterable, Sequence
 
+IMAGE_LAYOUT: int
+
+def build_image(
+    tokens: Iterable[tuple[bytes, int]] | None = None,
+    merges: Sequence[tuple[bytes, bytes]] | None = None,
+    added: Iterable[tuple[bytes, int]] | None = None,
+    *,
+    tiktoken_data: bytes | None = None,
+) -> bytes: ...
+
 class BpeModel:
     """Ranks, merges and the id -> bytes table of one vocabulary."""
 
@@ -12,12 +22,15 @@ class BpeModel:
         added: Iterable[tuple[bytes, int]] | None = None,
         *,
         tiktoken_data: bytes | None = None,
+        image: object | None = None,
         whole_piece_lookup: bool = True,
         family: int = -1,
         cache_capacity: int = 65536,
         split_pieces: bool = True,
         backtracking: bool = True,
     ) -> None: ...
+    @property
+    def image(self) -> object: ...
     def encode(self, data: bytes, ends: Sequence[int] | None = None) -> list[int]: ...
     def count(self, data: bytes, ends: Sequence[int] | None = None) -> int: ...
     def encode_many(self, segments: list[tuple[bytes, Sequence[int] | None]],

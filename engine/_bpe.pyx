@@ -42,17 +42,19 @@ a piece's ids equal the piece; offsets are derived from token byte lengths, so t
 are exact by construction.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
 from cpython.long cimport PyLong_FromLong
 from cpython.ref cimport Py_INCREF
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from .native cimport (BpeCore, bpe_pair_key, bt_b64_decode, bt_bytes_get, bt_bytes_init,
-                      bt_bytes_put, bt_u64_init, bt_u64_put_new, pf_run)
+from .native cimport (BPE_IMAGE_LAYOUT, IMG_BAD_ID, IMG_BAD_MERGE, IMG_DAMAGED, IMG_NO_BYTE,
+                      IMG_OK, BpeCore, BpeImageBuilder, bt_b64_decode, pf_run)
 
 from .errors import ArtifactError
 
@@ -77,125 +79,130 @@ cdef void _run_job(void *ctx, size_t i) noexcept nogil:
     jobs.out[i].swap(ids)
 
 
+#: the layout of images this build reads and writes (bpe_image.h)
+IMAGE_LAYOUT = BPE_IMAGE_LAYOUT
+
+
+def build_image(tokens=None, merges=None, added=None, *, bytes tiktoken_data=None):
+    """The tables of one vocabulary as one image (bpe_image.h): ``bytes`` that a
+    ``BpeModel`` reads in place, and that can be written to a file and mapped by other
+    processes (tables.py).
+
+    Args:
+        tokens: iterable of ``(token_bytes, id)`` for the BPE vocabulary, or None with
+            ``tiktoken_data``: the raw bytes of a ``.tiktoken`` rank file, parsed here.
+        merges: ``None`` for tiktoken semantics (the rank of a token is its id); else a
+            list of ``(left, right)`` byte strings in rank order (``tokenizer.json``).
+        added: iterable of ``(literal_bytes, id)`` decodable but never produced by
+            merging (special and added tokens).
+    Raises:
+        ArtifactError: a bad id, a single byte without a token, or a merge operand
+            missing from the vocabulary.
+    """
+    cdef BpeImageBuilder builder
+    cdef vector[unsigned char] ranks
+    cdef vector[uint64_t] image
+    cdef bytes tok, a, b
+    cdef long long tid
+    cdef int rc
+    if tiktoken_data is not None:
+        _parse_tiktoken(tiktoken_data, &builder, &ranks)
+    else:
+        tokens = tokens if isinstance(tokens, list) else list(tokens)
+        for tok, tid in tokens:
+            builder.add_token(<const unsigned char *>PyBytes_AS_STRING(tok), len(tok), tid, True)
+    added = list(added or ())
+    for tok, tid in added:
+        builder.add_token(<const unsigned char *>PyBytes_AS_STRING(tok), len(tok), tid, False)
+    merges = None if merges is None else list(merges)
+    for a, b in merges or ():
+        builder.add_merge(<const unsigned char *>PyBytes_AS_STRING(a), len(a),
+                          <const unsigned char *>PyBytes_AS_STRING(b), len(b))
+    with nogil:
+        rc = builder.build(merges is None, &image)
+    if rc == IMG_NO_BYTE:
+        raise ArtifactError(f"vocabulary has no token for the single byte 0x{builder.detail:02x}")
+    if rc == IMG_BAD_MERGE:
+        a, b = merges[builder.detail]
+        raise ArtifactError(f"merge {a!r} + {b!r} (rank {builder.detail}) uses a token missing "
+                            f"from the vocabulary")
+    if rc == IMG_BAD_ID:
+        raise ArtifactError(f"token id {builder.detail} out of range")
+    return PyBytes_FromStringAndSize(<const char *>image.data(), image.size() * 8)
+
+
+# Handing out the same int object for an id costs an INCREF; building a fresh one for
+# every id above 256 was most of a large batch's time. So each id's int is made the
+# first time it is returned and kept, in one table for every model of the process
+# (grown to the largest vocabulary): zero pages until an id is met, so the ids a
+# process never returns cost it nothing (every worker used to hold all 200k ints).
+cdef PyObject **_IDS = NULL
+cdef size_t _IDS_SIZE = 0
+
+
+cdef int _reserve_ids(size_t size) except -1:
+    global _IDS, _IDS_SIZE
+    if size <= _IDS_SIZE:
+        return 0
+    cdef PyObject **grown = <PyObject **>calloc(size, sizeof(PyObject *))
+    if grown == NULL:
+        raise MemoryError()
+    if _IDS != NULL:
+        memcpy(grown, _IDS, _IDS_SIZE * sizeof(PyObject *))
+        free(_IDS)  # the ints it held are now held by ``grown``
+    _IDS = grown
+    _IDS_SIZE = size
+    return 0
+
+
+cdef inline object _id_object(int32_t tid):
+    cdef PyObject *known
+    cdef object item
+    if <size_t>tid >= _IDS_SIZE:
+        return tid
+    known = _IDS[tid]
+    if known == NULL:
+        item = tid
+        Py_INCREF(item)  # kept for the life of the process
+        _IDS[tid] = <PyObject *>item
+        return item
+    return <object>known
+
+
 cdef class BpeModel:
-    """Ranks, merges and the id -> bytes table of one vocabulary.
+    """One vocabulary's tables (an image, read in place) and its merging.
 
     ``family`` selects the compiled pre-tokenizer scanner (>= 0) or none (-1, the
     caller passes piece boundaries computed by the ``regex`` fallback).
     """
 
     def __init__(self, tokens=None, merges=None, added=None, *, bytes tiktoken_data=None,
-                 bint whole_piece_lookup=True, int family=-1, size_t cache_capacity=65536,
-                 bint split_pieces=True, bint backtracking=True):
-        """Build the tables.
+                 image=None, bint whole_piece_lookup=True, int family=-1,
+                 size_t cache_capacity=65536, bint split_pieces=True, bint backtracking=True):
+        """Attach to ``image`` (any buffer: bytes, a read-only mmap), or build one from
+        the vocabulary (``build_image``'s arguments).
 
         Args:
-            tokens: iterable of ``(token_bytes, id)`` for the BPE vocabulary, or None
-                with ``tiktoken_data``: the raw bytes of a ``.tiktoken`` rank file,
-                parsed here in C (it is most of the load time otherwise).
-            merges: ``None`` for tiktoken semantics (derive pair merges from ranks, the
-                rank of a token being its id); else a list of ``(left, right)`` byte
-                strings in rank order (``tokenizer.json``).
-            added: iterable of ``(literal_bytes, id)`` decodable but never produced by
-                merging (special and added tokens).
             whole_piece_lookup: emit a piece that is itself a token directly.
             split_pieces, backtracking: cut pieces where no token can cross
                 (piece_split.h), encode long pieces token by token (backtrack.h); off
                 only to compare against (tests, benchmarks).
         Raises:
-            ArtifactError: a single byte or a merge operand is missing from the vocabulary.
+            ArtifactError: what ``build_image`` raises, or an image that is damaged.
         """
-        cdef BpeCore *c = &self.core
-        cdef bytes tok
-        cdef long tid
-        cdef size_t max_id = 0, total = 0, pos = 0, n, first
-        c.whole_piece_lookup = whole_piece_lookup
-        c.backtracking = backtracking
-        c.family = family
-        c.cache.set_capacity(cache_capacity)
-        if tiktoken_data is not None:
-            tokens = _parse_tiktoken(tiktoken_data)
-        pairs = tokens if isinstance(tokens, list) else list(tokens)
-        added_list = list(added or ())
-        for source in (pairs, added_list):
-            for tok, tid in source:
-                if tid < 0 or tid >= 0x7FFFFFFF:
-                    raise ArtifactError(f"token id {tid} out of range")
-                total += len(tok)
-                max_id = max(max_id, <size_t>tid + 1)
-        c.arena.resize(total + 1)
-        c.tok_start.resize(max_id, 0)
-        c.tok_len.resize(max_id, 0)
-        c.known.resize(max_id, 0)
-        if bt_bytes_init(&c.encoder, len(pairs)) != 0:
-            raise MemoryError()
-        for source in (pairs, added_list):
-            for tok, tid in source:
-                n = len(tok)
-                memcpy(&c.arena[pos], PyBytes_AS_STRING(tok), n)
-                c.tok_start[tid] = pos
-                c.tok_len[tid] = n
-                c.known[tid] = 1
-                pos += n
-        cdef vector[char] mergeable
-        mergeable.resize(max_id, 0)
-        c.longest_from.assign(65536, 0)
-        for tok, tid in pairs:
-            n = c.tok_len[tid]
-            bt_bytes_put(&c.encoder, c.token(tid), n, tid)
-            mergeable[tid] = 1
-            c.max_len = max(c.max_len, n)
-            if n >= 2:
-                first = (<size_t>c.token(tid)[0] << 8) | c.token(tid)[1]
-                if n > c.longest_from[first]:
-                    c.longest_from[first] = min(n, 0xFFFF)
-        if split_pieces and c.splitter.build(c.arena.data(), c.tok_start.data(),
-                                             c.tok_len.data(), mergeable.data(), max_id) != 0:
-            raise MemoryError()
-        # Handing out the same int object for an id costs an INCREF; building a fresh one
-        # for every id above 256 was most of a large batch's time.
-        self.id_objects = list(range(max_id))
-        cdef int b
-        cdef unsigned char byte
-        for b in range(256):
-            byte = <unsigned char>b
-            c.byte_ids[b] = bt_bytes_get(&c.encoder, &byte, 1)
-            if c.byte_ids[b] < 0:
-                raise ArtifactError(f"vocabulary has no token for the single byte 0x{b:02x}")
-        c.concat_ranks = merges is None
-        cdef size_t k
-        cdef const unsigned char *ptr
-        if merges is None:
-            if bt_u64_init(&c.merges, 0) != 0:
-                raise MemoryError()
-            # Every merge loop starts by ranking each adjacent pair of bytes; 65,536
-            # answers fit in 256 KiB, so those come from one load, not a hash probe.
-            c.byte_pairs.assign(65536, 0xFFFFFFFFu)
-            for k in range(max_id):
-                if c.tok_len[k] == 2:
-                    ptr = c.token(k)
-                    c.byte_pairs[(<uint32_t>ptr[0] << 8) | ptr[1]] = <uint32_t>bt_bytes_get(
-                        &c.encoder, ptr, 2)
-        else:
-            if bt_u64_init(&c.merges, len(merges)) != 0:
-                raise MemoryError()
-            self._load_merges(merges)
-        c.finish(mergeable.data())
-
-    def _load_merges(self, merges):
-        cdef bytes a, b
-        cdef uint64_t rank = 0
-        cdef int32_t ia, ib, im
-        for a, b in merges:
-            ia = bt_bytes_get(&self.core.encoder, <const unsigned char *>PyBytes_AS_STRING(a), len(a))
-            ib = bt_bytes_get(&self.core.encoder, <const unsigned char *>PyBytes_AS_STRING(b), len(b))
-            ab = a + b
-            im = bt_bytes_get(&self.core.encoder, <const unsigned char *>PyBytes_AS_STRING(ab), len(ab))
-            if ia < 0 or ib < 0 or im < 0:
-                raise ArtifactError(f"merge {a!r} + {b!r} (rank {rank}) uses a token missing "
-                                    f"from the vocabulary")
-            bt_u64_put_new(&self.core.merges, bpe_pair_key(ia, ib), (rank << 32) | <uint32_t>im)
-            rank += 1
+        if image is None:
+            image = build_image(tokens, merges, added, tiktoken_data=tiktoken_data)
+        self.image = image
+        self._view = memoryview(image).cast("B")
+        cdef const unsigned char[::1] data = self._view
+        self.core.whole_piece_lookup = whole_piece_lookup
+        self.core.splitting = split_pieces
+        self.core.backtracking = backtracking
+        self.core.family = family
+        self.core.cache.set_capacity(cache_capacity)
+        if data.shape[0] == 0 or self.core.attach(&data[0], data.shape[0]) != IMG_OK:
+            raise ArtifactError("the compiled tables are damaged (their layout does not check)")
+        _reserve_ids(self.core.size())
 
     # ------------------------------------------------------------------ C level
 
@@ -222,13 +229,10 @@ cdef class BpeModel:
         return out
 
     cdef list _to_list(self, const vector[int32_t] &ids):
-        cdef size_t i, size = len(self.id_objects)
+        cdef size_t i
         cdef list out = PyList_New(ids.size())
         for i in range(ids.size()):
-            if <size_t>ids[i] < size:
-                item = <object>PyList_GET_ITEM(self.id_objects, ids[i])
-            else:
-                item = ids[i]
+            item = _id_object(ids[i])
             Py_INCREF(item)
             PyList_SET_ITEM(out, i, item)
         return out
@@ -315,7 +319,7 @@ cdef class BpeModel:
             item = PyLong_FromLong(pos)
             Py_INCREF(item)
             PyList_SET_ITEM(spans, 2 * i, item)
-            pos += self.core.tok_len[out[i]]
+            pos += self.core.token_len(out[i])
             item = PyLong_FromLong(pos)
             Py_INCREF(item)
             PyList_SET_ITEM(spans, 2 * i + 1, item)
@@ -336,7 +340,6 @@ cdef class BpeModel:
         64 bits, negative, too large, or a gap), so the caller raises once."""
         cdef string buf
         cdef long long tid
-        cdef size_t size = self.core.known.size()
         unknown = []
         for obj in ids:
             try:
@@ -344,10 +347,10 @@ cdef class BpeModel:
             except (TypeError, OverflowError):
                 unknown.append(obj)
                 continue
-            if tid < 0 or <size_t>tid >= size or not self.core.known[tid]:
+            if not self.core.known(tid):
                 unknown.append(obj)
                 continue
-            buf.append(<const char *>self.core.token(tid), self.core.tok_len[tid])
+            buf.append(<const char *>self.core.token(tid), self.core.token_len(tid))
         return buf, unknown
 
     def splits(self):
@@ -382,15 +385,18 @@ cdef class BpeModel:
         self.core.cache.clear()
 
 
-def _parse_tiktoken(bytes data):
-    """``base64 rank`` lines -> list of (token bytes, rank), with the line number on error."""
+cdef _parse_tiktoken(bytes data, BpeImageBuilder *builder, vector[unsigned char] *store):
+    """``base64 rank`` lines into ``builder`` (decoded bytes kept in ``store``), with the
+    line number on error."""
     cdef const unsigned char *s = <const unsigned char *>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, line_start, sp, end
-    cdef long rank
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, line_start, sp, end, k
+    cdef long long rank
     cdef ptrdiff_t w
     cdef unsigned char buf[4096]
     cdef Py_ssize_t lineno = 0
-    out = []
+    cdef vector[size_t] at
+    cdef vector[long long] ranks
+    store.reserve(n)
     while i < n:
         line_start = i
         lineno += 1
@@ -407,7 +413,7 @@ def _parse_tiktoken(bytes data):
             sp += 1
         rank = 0
         w = -1
-        if sp < end and sp - line_start <= 4096 and end - sp - 1 > 0:
+        if sp < end and sp - line_start <= 4096 and end - sp - 1 > 0 and end - sp - 1 <= 10:
             w = bt_b64_decode(s + line_start, sp - line_start, buf)
             for k in range(sp + 1, end):
                 if s[k] < 48 or s[k] > 57:
@@ -417,9 +423,11 @@ def _parse_tiktoken(bytes data):
         if w < 0:
             raise ArtifactError(f"line {lineno}: expected 'base64-token rank', got "
                                 f"{data[line_start:min(end, line_start + 60)]!r}", line=lineno)
-        out.append((<bytes>buf[:w], rank))
-    if not out:
+        at.push_back(store.size())
+        store.insert(store.end(), buf, buf + w)
+        ranks.push_back(rank)
+    if ranks.size() == 0:
         raise ArtifactError("no ranks found in the rank file")
-    return out
-
-
+    at.push_back(store.size())
+    for k in range(<Py_ssize_t>ranks.size()):
+        builder.add_token(store.data() + at[k], at[k + 1] - at[k], ranks[k], True)

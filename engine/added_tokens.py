@@ -24,6 +24,7 @@ never forge a turn.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -77,9 +78,10 @@ class AddedTokenScanner:
         literals = sorted(self._by_literal, key=lambda s: (-len(s), s))
         # Every encode call asks maybe_present, so it is a few `in` tests on a tuple.
         self._first_chars = tuple(sorted({lit[0] for lit in literals}))
-        self._regex = (
-            regex.compile("|".join(regex.escape(lit) for lit in literals)) if literals else None
-        )
+        # The standard library's engine: for an alternation of escaped literals it finds
+        # the same matches as ``regex``, and its compiled form is a fraction of the
+        # memory (o200k_harmony's 1,088 literals, in every worker process).
+        self._regex = re.compile("|".join(map(re.escape, literals))) if literals else None
 
     @property
     def literals(self) -> dict[str, int]:

@@ -73,6 +73,9 @@ class Artifact:
     # version directories only: name -> template, and the one a request means by default
     chat_templates: dict[str, ChatTemplate] = field(default_factory=dict, repr=False)
     default_chat_template: str | None = None
+    # the compiled tables (tables.py) when mapped from a file; tokens, merges and
+    # tiktoken_data are then None
+    tables: Any = field(default=None, repr=False)
 
 
 # ---------------------------------------------------------------- helpers

@@ -58,26 +58,35 @@ public:
     BacktrackMemo &operator=(const BacktrackMemo &) = delete;
     ~BacktrackMemo() { release(); }
 
-    /* Not concurrent with encode: called when the model is built, with every token the
-     * merge loop can produce (mergeable[id] != 0). */
-    void init(const BpeVocab &v, const char *mergeable, size_t n_ids, size_t max_len) {
+    static const size_t FILTER_WORDS = (1u << FILTER_BITS) / 64;
+    static const size_t TOKEN_WORDS = (1u << TOKEN_BITS) / 64;
+
+    /* Build side (bpe_image.h): the two filters, from every token the merge loop can
+     * produce (mergeable[id] != 0), into zeroed ``prefixes`` and ``tokens``. */
+    static void fill_filters(const unsigned char *arena, const uint32_t *start,
+                             const uint32_t *len, const uint8_t *mergeable, size_t n_ids,
+                             uint64_t *prefixes, uint64_t *tokens) {
+        for (size_t id = 0; id < n_ids; id++) {
+            if (!mergeable[id] || len[id] < 3) continue;
+            const unsigned char *t = arena + start[id];
+            uint64_t h = step(step(SEED, t[0]), t[1]);
+            for (size_t k = 2; k < len[id]; k++) {
+                h = step(h, t[k]);
+                set(prefixes, slot(h, FILTER_BITS));
+            }
+            set(tokens, slot(h, TOKEN_BITS));
+        }
+    }
+
+    /* Not concurrent with encode: called when the model is attached to its image. */
+    void init(const uint64_t *prefixes, const uint64_t *tokens, size_t n_ids, size_t max_len) {
         release();
         /* calloc: zero pages, so only the records of tokens met take memory */
         info_ = (Info *)calloc(n_ids, sizeof(Info));
         n_ids_ = info_ ? n_ids : 0;
         max_len_ = max_len;
-        filter_.assign((1u << FILTER_BITS) / 64, 0);
-        tokens_.assign((1u << TOKEN_BITS) / 64, 0);
-        for (size_t id = 0; id < n_ids; id++) {
-            if (!mergeable[id] || v.tok_len[id] < 3) continue;
-            const unsigned char *t = v.arena + v.tok_start[id];
-            uint64_t h = step(step(SEED, t[0]), t[1]);
-            for (size_t k = 2; k < v.tok_len[id]; k++) {
-                h = step(h, t[k]);
-                set(&filter_, slot(h, FILTER_BITS));
-            }
-            set(&tokens_, slot(h, TOKEN_BITS));
-        }
+        filter_ = prefixes;
+        tokens_ = tokens;
     }
 
     bool ready() const { return info_ != nullptr; }
@@ -327,8 +336,8 @@ private:
     static const uint64_t SEED = 0xcbf29ce484222325ULL;
     static uint64_t step(uint64_t h, unsigned char b) { return (h ^ b) * 0x100000001b3ULL; }
     static uint64_t slot(uint64_t h, unsigned bits) { return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits); }
-    static void set(std::vector<uint64_t> *f, uint64_t bit) { (*f)[bit >> 6] |= 1ULL << (bit & 63); }
-    static bool has(const std::vector<uint64_t> &f, uint64_t bit) { return f[bit >> 6] >> (bit & 63) & 1; }
+    static void set(uint64_t *f, uint64_t bit) { f[bit >> 6] |= 1ULL << (bit & 63); }
+    static bool has(const uint64_t *f, uint64_t bit) { return f[bit >> 6] >> (bit & 63) & 1; }
 
     void release() {
         for (size_t i = 0; i < n_ids_; i++)
@@ -343,7 +352,8 @@ private:
     Info *info_ = nullptr;
     size_t n_ids_ = 0;
     size_t max_len_ = 0;
-    std::vector<uint64_t> filter_, tokens_;
+    const uint64_t *filter_ = nullptr;  /* prefixes of tokens (in the image) */
+    const uint64_t *tokens_ = nullptr;  /* tokens themselves (in the image) */
 };
 
 #endif

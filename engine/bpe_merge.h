@@ -41,7 +41,7 @@ struct BpeVocab {
     const bt_bytesmap *encoder;   /* mergeable token bytes -> id */
     const bt_u64map *merges;      /* merges lists only: id pair -> rank << 32 | id */
     const unsigned char *arena;   /* every token's bytes */
-    const size_t *tok_start;
+    const uint32_t *tok_start;
     const uint32_t *tok_len;
     const uint32_t *byte_pairs;   /* concat ranks: id of the 2-byte token a << 8 | b */
     const uint16_t *longest_from; /* longest mergeable token starting with bytes a, b */

@@ -15,9 +15,9 @@
  * 5. merging: the flat loop up to 48 bytes, the backtracking encoder beyond
  *    (bpe_merge.h, backtrack.h).
  *
- * The tables are built once by BpeModel.__init__ (_bpe.pyx) and only read afterwards,
- * so any number of threads encode at once; the caches are safe for that by their own
- * design.
+ * The tables are an image (bpe_image.h), built once or mapped from a file, and only
+ * read, so any number of threads (and processes) use them at once; the caches are safe
+ * for that by their own design.
  */
 #ifndef TOKSERVE_BPE_MODEL_H
 #define TOKSERVE_BPE_MODEL_H
@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "backtrack.h"
+#include "bpe_image.h"
 #include "bpe_merge.h"
 #include "bpe_tables.h"
 #include "piece_cache.h"
@@ -39,51 +40,55 @@ public:
     static const size_t SPLIT_MIN_BYTES = 7;
     static const unsigned SPLIT_PATIENCE = 6;
 
-    /* ---- the tables: filled by BpeModel.__init__, then ``finish``; read-only after. */
-    bt_bytesmap encoder = {nullptr, nullptr, 0};
-    bt_u64map merges = {nullptr, 0, 0};
-    std::vector<unsigned char> arena;
-    std::vector<size_t> tok_start;
-    std::vector<uint32_t> tok_len;
-    std::vector<char> known;            /* decodable ids */
-    std::vector<uint16_t> longest_from; /* see BpeVocab */
-    std::vector<uint32_t> byte_pairs;
-    int32_t byte_ids[256] = {0};
-    size_t max_len = 0;                 /* longest mergeable token */
-    bool concat_ranks = true;
+    /* Settings of this tokenizer, not of the vocabulary (set before ``attach``). */
     bool whole_piece_lookup = true;
+    bool splitting = true;              /* off only to compare against (tests) */
     bool backtracking = true;           /* off only to compare against (tests) */
     int family = -1;                    /* compiled scanner, or -1: callers pass ends */
 
     PieceCache cache;
-    PieceSplitter splitter;
 
     BpeCore() = default;
     BpeCore(const BpeCore &) = delete;
     BpeCore &operator=(const BpeCore &) = delete;
-    ~BpeCore() {
-        bt_bytes_free(&encoder);
-        bt_u64_free(&merges);
-    }
 
-    /* After the tables are filled: the merge loops' view of them. */
-    void finish(const char *mergeable) {
-        v_.encoder = &encoder;
-        v_.merges = &merges;
-        v_.arena = arena.data();
-        v_.tok_start = tok_start.data();
-        v_.tok_len = tok_len.data();
-        v_.byte_pairs = byte_pairs.empty() ? nullptr : byte_pairs.data();
-        v_.longest_from = longest_from.data();
-        for (int b = 0; b < 256; b++) v_.byte_ids[b] = byte_ids[b];
-        v_.concat_ranks = concat_ranks;
-        v_.pair_owner = pc_new_owner(known.size());
-        backtrack_.init(v_, mergeable, known.size(), max_len);
+    /* Read the tables of ``image`` (bpe_image.h) in place; the caller keeps the image
+     * alive and unchanged while this model lives. IMG_DAMAGED when it does not check. */
+    int attach(const unsigned char *image, size_t size) {
+        const BpeImageHead *h = bpe_image_head(image, size);
+        if (!h) return IMG_DAMAGED;
+        auto at = [&](int table) { return image + h->offset[table]; };
+        n_ids_ = h->n_ids;
+        known_ = at(IMG_KNOWN);
+        bt_bytes_place(&encoder_, (uint16_t *)at(IMG_ENC_TAGS), (bt_bytesslot *)at(IMG_ENC_SLOTS),
+                       h->enc_cap, at(IMG_ARENA), 0);
+        bt_u64_place(&merges_, (void *)at(IMG_MERGES), h->concat_ranks ? 16 : h->merges_cap,
+                     h->merges_size, 0);
+        v_.encoder = &encoder_;
+        v_.merges = &merges_;
+        v_.arena = at(IMG_ARENA);
+        v_.tok_start = (const uint32_t *)at(IMG_TOK_START);
+        v_.tok_len = (const uint32_t *)at(IMG_TOK_LEN);
+        v_.byte_pairs = h->concat_ranks ? (const uint32_t *)at(IMG_BYTE_PAIRS) : nullptr;
+        v_.longest_from = (const uint16_t *)at(IMG_LONGEST_FROM);
+        for (int b = 0; b < 256; b++) v_.byte_ids[b] = h->byte_ids[b];
+        v_.concat_ranks = h->concat_ranks;
+        v_.pair_owner = pc_new_owner(n_ids_);
+        bt_u64map runs, tails;
+        bt_u64_place(&runs, (void *)at(IMG_RUNS), h->runs_cap, h->runs_size, 0);
+        bt_u64_place(&tails, (void *)at(IMG_TAILS), h->tails_cap, h->tails_size, 0);
+        splitter_.attach({(const uint64_t *)at(IMG_BIGRAMS), (const uint64_t *)at(IMG_EDGES),
+                          runs, tails});
+        backtrack_.init((const uint64_t *)at(IMG_PREFIXES), (const uint64_t *)at(IMG_TOKENS),
+                        n_ids_, h->max_len);
+        return IMG_OK;
     }
 
     const BpeVocab &vocab() const { return v_; }
-    size_t size() const { return known.size(); }
-    const unsigned char *token(int32_t id) const { return arena.data() + tok_start[id]; }
+    size_t size() const { return n_ids_; }
+    bool known(int64_t id) const { return id >= 0 && (uint64_t)id < n_ids_ && known_[id]; }
+    const unsigned char *token(int32_t id) const { return v_.arena + v_.tok_start[id]; }
+    size_t token_len(int32_t id) const { return v_.tok_len[id]; }
 
     /* Ids of one segment s[0:n]; ``ends`` are the pieces' exclusive ends, or NULL for
      * the compiled scanner (family >= 0). */
@@ -113,10 +118,10 @@ public:
     /* When merging token t's own bytes gives t (it is reachable), the two ids its last
      * merge joined: the one pair that can ever merge into t (export.py says why). */
     bool split_of(int32_t t, int32_t *a, int32_t *b) {
-        if (t < 0 || (size_t)t >= known.size() || !known[t] || tok_len[t] < 2) return false;
+        if (!known(t) || token_len(t) < 2) return false;
         const unsigned char *p = token(t);
-        size_t n = tok_len[t];
-        if (bt_bytes_get(&encoder, p, n) != t) return false;  /* not a mergeable token */
+        size_t n = token_len(t);
+        if (bt_bytes_get(&encoder_, p, n) != t) return false;  /* not a mergeable token */
         PieceCtx ctx;
         bpe_ctx_init(&ctx);
         int32_t last[2] = {-1, -1};
@@ -146,15 +151,15 @@ public:
 private:
     void encode_piece(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out) {
         if (n == 1) {
-            out->push_back(byte_ids[p[0]]);
+            out->push_back(v_.byte_ids[p[0]]);
             return;
         }
         if (n <= BPE_REPEAT_MAX && bpe_repeat(ctx->piece, p, n, out)) return;
         size_t before = out->size();
-        size_t longest = longest_from[((size_t)p[0] << 8) | p[1]];
+        size_t longest = v_.longest_from[((size_t)p[0] << 8) | p[1]];
         int32_t whole = -1;
         if (whole_piece_lookup && (n <= longest || longest == 0xFFFF))
-            whole = bt_bytes_get(&encoder, p, n);
+            whole = bt_bytes_get(&encoder_, p, n);
         if (whole >= 0)
             out->push_back(whole);
         else
@@ -194,11 +199,11 @@ private:
      * goes through the cache on its own; anything else is merged as it is. */
     void merge_parts(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
                      bool whole_piece) {
-        if (!whole_piece || n < SPLIT_MIN_BYTES || !splitter.ready() || !has_high_byte(p, n)) {
+        if (!whole_piece || n < SPLIT_MIN_BYTES || !splitting || !has_high_byte(p, n)) {
             merge(ctx, p, n, out);
             return;
         }
-        size_t cut = splitter.next_cut(p, 0, n, SPLIT_PATIENCE);
+        size_t cut = splitter_.next_cut(p, 0, n, SPLIT_PATIENCE);
         if (cut >= n) {
             merge(ctx, p, n, out);
             return;
@@ -212,7 +217,7 @@ private:
                 if (len <= BPE_REPEAT_MAX) ctx->part = {p + pos, len, before, out->size() - before};
             }
             pos = cut;
-            if (pos < n) cut = splitter.next_cut(p, pos, n, SPLIT_PATIENCE);
+            if (pos < n) cut = splitter_.next_cut(p, pos, n, SPLIT_PATIENCE);
         }
     }
 
@@ -231,8 +236,13 @@ private:
         return false;
     }
 
-    BpeVocab v_{};
+    size_t n_ids_ = 0;
+    const uint8_t *known_ = nullptr;
+    bt_bytesmap encoder_ = {nullptr, nullptr, 0, nullptr};
+    bt_u64map merges_ = {nullptr, 0, 0};
+    PieceSplitter splitter_;
     BacktrackMemo backtrack_;
+    BpeVocab v_{};
 };
 
 #endif

@@ -32,6 +32,7 @@ from .artifact import Artifact
 from .errors import UnsupportedArtifact
 from .formats import bytes_to_unicode
 from .patterns import PATTERNS
+from .tables import image_of
 
 _BYTE_TO_CHAR = bytes_to_unicode()
 _EXACT_IN_TOKENIZERS = {p.text for p in PATTERNS if "tokenizers" in p.references}
@@ -44,7 +45,7 @@ def hf_tokenizer_json(artifact: Artifact) -> dict[str, Any]:
         UnsupportedArtifact: not a tiktoken-format artifact, or its pattern is not one
             tokenizers splits exactly as tiktoken does.
     """
-    if artifact.tiktoken_data is None or artifact.pre_tokenizer.get("type") != "Pattern":
+    if artifact.format != "tiktoken" or artifact.pre_tokenizer.get("type") != "Pattern":
         raise UnsupportedArtifact(f"export of {artifact.format!r} artifacts (only tiktoken ranks)")
     pattern = artifact.pre_tokenizer["pattern"]
     if pattern not in _EXACT_IN_TOKENIZERS:
@@ -52,7 +53,7 @@ def hf_tokenizer_json(artifact: Artifact) -> dict[str, Any]:
             f"pattern {pattern[:60]!r}… in tokenizers (its regex engine splits it differently "
             f"from tiktoken's); exportable patterns: "
             f"{', '.join(p.name for p in PATTERNS if p.text in _EXACT_IN_TOKENIZERS)}")
-    model = BpeModel(tiktoken_data=artifact.tiktoken_data, cache_capacity=0)
+    model = BpeModel(image=image_of(artifact), cache_capacity=0)
     # every id below a rank file's size is a rank: no gaps
     names = [_byte_level(model.decode_bytes([tid])[0]) for tid in range(model.size)]
     vocab = {name: tid for tid, name in enumerate(names)}

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 from .artifact import (MANIFEST, AddedToken, Artifact, ChatTemplate, _read, content_hash,
                        sha256_hex)
+from . import tables as compiled
 from .errors import ArtifactError, UnsupportedArtifact
 from .presets import PRESETS, Preset
 
@@ -338,15 +340,21 @@ def load_tekken(path: str | Path, *, name: str | None = None) -> Artifact:
 
 
 def read_manifest(directory: Path) -> dict[str, Any]:
+    return _read_manifest(directory)[0]
+
+
+def _read_manifest(directory: Path) -> tuple[dict[str, Any], bytes]:
     raw = _read(directory / MANIFEST)
     try:
         manifest = json.loads(raw)
     except ValueError as e:
         raise ArtifactError(f"{directory / MANIFEST} is not valid JSON: {e}") from e
+    if not isinstance(manifest, dict):
+        raise ArtifactError(f"{directory / MANIFEST} is not a JSON object")
     for key in ("name", "version", "format", "tokenizer_file", "files"):
         if key not in manifest:
             raise ArtifactError(f"{directory / MANIFEST} lacks required key {key!r}")
-    return manifest
+    return manifest, raw
 
 
 def verify_files(directory: Path, manifest: dict[str, Any]) -> dict[str, str]:
@@ -357,7 +365,7 @@ def verify_files(directory: Path, manifest: dict[str, Any]) -> dict[str, str]:
         target = directory / fname
         if Path(fname).is_absolute() or ".." in Path(fname).parts:
             raise ArtifactError(f"{directory / MANIFEST}: file name {fname!r} escapes the artifact")
-        actual = sha256_hex(_read(target))
+        actual = _file_sha256(target)
         if actual != expected:
             raise ArtifactError(
                 f"{target}: sha256 {actual[:12]}… does not match the manifest's "
@@ -366,6 +374,18 @@ def verify_files(directory: Path, manifest: dict[str, Any]) -> dict[str, str]:
             )
         digests[fname] = actual
     return digests
+
+
+def _file_sha256(path: Path) -> str:
+    """In small blocks: a file read whole for its hash would leave a buffer of its size
+    in the process's heap (measured in benchmarks/README.md, "Memory")."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        raise ArtifactError(f"tokenizer file not found: {path}", path=str(path)) from None
+    except OSError as e:
+        raise ArtifactError(f"cannot read tokenizer file {path}: {e}", path=str(path)) from e
 
 
 def read_chat_templates(directory: Path, manifest: dict[str, Any],
@@ -406,12 +426,40 @@ def read_chat_templates(directory: Path, manifest: dict[str, Any],
     return templates, default
 
 
-def load_directory(directory: str | Path, *, verify: bool = True) -> Artifact:
-    """An artifact version directory: ``manifest.json`` plus the files it hashes."""
+def load_directory(directory: str | Path, *, verify: bool = True,
+                   tables: str | Path | None = None) -> Artifact:
+    """An artifact version directory: ``manifest.json`` plus the files it hashes.
+
+    ``tables``: a directory for compiled tables (tables.py). The version's tables are
+    mapped from there when a file for its manifest exists, else built, written there
+    and mapped; either way the artifact then holds no vocabulary objects of its own.
+    """
     directory = Path(directory)
-    manifest = read_manifest(directory)
+    manifest, raw = _read_manifest(directory)
     digests = verify_files(directory, manifest) if verify else {}
     templates, default = read_chat_templates(directory, manifest, digests)
+    extra = dict(manifest=manifest, directory=directory, chat_templates=templates,
+                 default_chat_template=default)
+    if tables is not None:
+        key = compiled.key_of(raw)
+        found = compiled.read(compiled.path_for(tables, key), key)
+        if found is not None:
+            return compiled.artifact_from(*found, **extra)
+    art = _parse_directory(directory, manifest)
+    if tables is not None:
+        image = compiled.image_of(art)
+        path = compiled.path_for(tables, key)
+        try:
+            compiled.write(path, key, art, image)
+            found = compiled.read(path, key)
+        except OSError:  # a read-only tables directory: this process keeps its own copy
+            found = None
+        art = replace(art, tokens=None, merges=None, tiktoken_data=None,
+                      tables=found[1] if found else image)
+    return replace(art, **extra)
+
+
+def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
     fmt = manifest["format"]
     tokenizer_file = directory / manifest["tokenizer_file"]
     if fmt == "tiktoken":
@@ -437,16 +485,17 @@ def load_directory(directory: str | Path, *, verify: bool = True) -> Artifact:
         art = load_tekken(tokenizer_file, name=manifest["name"])
     else:
         raise UnsupportedArtifact(f"artifact format {fmt!r}", str(directory))
-    return replace(art, manifest=manifest, directory=directory, chat_templates=templates,
-                   default_chat_template=default)
+    return art
 
 
-def load_artifact(source: str | Path, **options: Any) -> Artifact:
-    """Dispatch on what ``source`` is: directory, ``tokenizer.json`` or rank file."""
+def load_artifact(source: str | Path, *, tables: str | Path | None = None,
+                  **options: Any) -> Artifact:
+    """Dispatch on what ``source`` is: directory, ``tokenizer.json`` or rank file
+    (``tables`` applies to version directories, see ``load_directory``)."""
     path = Path(source)
     if path.is_dir():
         if (path / MANIFEST).exists():
-            return load_directory(path, **options)
+            return load_directory(path, tables=tables, **options)
         if (path / "tokenizer.json").exists():
             cfg_path = path / "tokenizer_config.json"
             config = json.loads(_read(cfg_path)) if cfg_path.exists() else None

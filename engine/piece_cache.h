@@ -39,6 +39,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -54,10 +55,10 @@ public:
 
     static const unsigned SEEN_BITS = 20;  /* 1,048,576 bits */
 
+    /* Off (capacity 0) until ``set_capacity``. Tables come from calloc: zero is empty,
+     * and untouched pages cost no memory, so a cache takes memory as it fills. */
     PieceCache() : hits_(0), misses_(0), seen_marks_(0) {
-        seen_.reset(new std::atomic<uint64_t>[(1u << SEEN_BITS) / 64]);
-        wipe_seen();
-        set_capacity(65536);
+        seen_.reset(zeroed<std::atomic<uint64_t>>((1u << SEEN_BITS) / 64));
     }
 
     bool enabled() const { return per_shard_ != 0; }
@@ -73,10 +74,11 @@ public:
             Shard &s = shards_[i];
             std::lock_guard<std::mutex> guard(s.lock);
             s.n_slots = per_shard_ ? slots : 0;
-            s.slots.reset(s.n_slots ? new Slot[s.n_slots] : nullptr);
-            s.arena_size = per_shard_ ? limit : 0;
-            s.arena.reset(s.arena_size ? new unsigned char[s.arena_size] : nullptr);
-            wipe(s);
+            s.slots.reset(s.n_slots ? zeroed<Slot>(s.n_slots) : nullptr);
+            s.arena_size = per_shard_ && s.slots ? limit : 0;
+            s.arena.reset(s.arena_size ? zeroed<unsigned char>(s.arena_size) : nullptr);
+            if (!s.arena) s.n_slots = s.arena_size = 0;  /* out of memory: this shard is off */
+            s.used = s.count = 0;
         }
     }
 
@@ -193,17 +195,24 @@ public:
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
 private:
-    struct Slot {
-        std::atomic<uint64_t> hash{0};  /* 0 = empty; hash_of never returns 0 */
-        std::atomic<uint64_t> meta{0};  /* arena offset << 32 | key length << 16 | id count */
+    struct Slot {  /* all-zero bytes: empty (calloc) */
+        std::atomic<uint64_t> hash;  /* 0 = empty; hash_of never returns 0 */
+        std::atomic<uint64_t> meta;  /* arena offset << 32 | key length << 16 | id count */
     };
+
+    struct Free {
+        void operator()(void *p) const { free(p); }
+    };
+
+    template <class T>
+    static T *zeroed(size_t n) { return (T *)calloc(n, sizeof(T)); }
 
     struct alignas(64) Shard {
         std::atomic<uint64_t> seq{0};
         std::mutex lock;  /* writers only */
-        std::unique_ptr<Slot[]> slots;
+        std::unique_ptr<Slot[], Free> slots;
         size_t n_slots = 0;
-        std::unique_ptr<unsigned char[]> arena;
+        std::unique_ptr<unsigned char[], Free> arena;
         size_t arena_size = 0;
         size_t used = 0;   /* writer state, under lock */
         size_t count = 0;
@@ -227,7 +236,7 @@ private:
     Shard shards_[SHARDS];
     size_t per_shard_ = 0;
     std::atomic<uint64_t> hits_, misses_;
-    std::unique_ptr<std::atomic<uint64_t>[]> seen_;
+    std::unique_ptr<std::atomic<uint64_t>[], Free> seen_;
     std::atomic<uint64_t> seen_marks_;
 };
 

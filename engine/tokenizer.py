@@ -30,6 +30,7 @@ from .normalizer import Normalizer
 from .offsets import ByteCursor, Units, realign, to_units
 from .post_processor import PostProcessor
 from .pre_tokenizer import PreTokenizer
+from .tables import image_of
 
 MAX_TEXT_CHARS = 1 << 30  # hard engine ceiling; the service enforces far lower limits
 _CPUS = os.cpu_count() or 1  # read once: the call is not free on every batch
@@ -66,15 +67,9 @@ class Tokenizer:
         self._added = AddedVocabulary(added, Normalizer(artifact.normalizer, artifact.reference))
         self._pre = PreTokenizer(artifact.pre_tokenizer, artifact.reference)
         self._scans = self._pre.family >= 0  # the model splits UTF-8 itself
-        self._model = BpeModel(
-            artifact.tokens,
-            artifact.merges,
-            [(t.content.encode("utf-8"), t.id) for t in added],
-            tiktoken_data=artifact.tiktoken_data,
-            whole_piece_lookup=artifact.whole_piece_lookup,
-            family=self._pre.family,
-            cache_capacity=cache_capacity,
-        )
+        self._model = BpeModel(image=image_of(artifact), family=self._pre.family,
+                               whole_piece_lookup=artifact.whole_piece_lookup,
+                               cache_capacity=cache_capacity)
         self._post = PostProcessor(
             artifact.post_processor, self.special_tokens, artifact.bos_token,
             artifact.eos_token, artifact.add_bos_token, artifact.add_eos_token,

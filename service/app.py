@@ -31,7 +31,7 @@ log = logging.getLogger("tokserve")
 def build_state(settings: Settings, metrics: Metrics | None = None) -> ServiceState:
     """Load the registry and build the cache (blocking; also used by the CLI)."""
     metrics = metrics or Metrics()
-    registry = Registry(default=settings.default_tokenizer)
+    registry = Registry(default=settings.default_tokenizer, tables=settings.tables_dir)
     registry.load_roots(settings.artifact_roots())
     metrics.set_artifacts(registry.entries())
     if registry.failures:

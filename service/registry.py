@@ -76,8 +76,9 @@ class SyncReport:
                 "failed": [{"path": str(f.path), "reason": f.reason} for f in self.failed]}
 
 
-def load_entry(version_dir: Path) -> Entry:
-    """Load and verify one ``<root>/<name>/<version>/`` directory.
+def load_entry(version_dir: Path, tables: Path | None = None) -> Entry:
+    """Load and verify one ``<root>/<name>/<version>/`` directory (its compiled tables
+    mapped from, or written to, ``tables``: the engine's shared table files).
 
     Raises:
         tokserve.errors.ArtifactError: a file (chat templates included) is missing,
@@ -86,7 +87,7 @@ def load_entry(version_dir: Path) -> Entry:
     """
     from .. import load  # the engine; imported here so this module stays cheap to import
 
-    tok = load(str(version_dir))
+    tok = load(str(version_dir), tables=tables)
     manifest = tok.manifest or {}
     name = str(manifest.get("name") or version_dir.parent.name)
     version = str(manifest.get("version") or version_dir.name)
@@ -134,7 +135,8 @@ def discover(roots: Iterable[Path]) -> list[Path]:
 class Registry:
     """Thread-safe map of loaded versions; see the module docstring for invariants."""
 
-    def __init__(self, default: str | None = None) -> None:
+    def __init__(self, default: str | None = None, tables: Path | None = None) -> None:
+        self.tables = tables  # compiled tables shared by worker processes (tokserve.load)
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()  # one rescan at a time; readers never wait
         self._snapshot: MappingProxyType[str, dict[str, Entry]] = MappingProxyType({})
@@ -191,7 +193,7 @@ class Registry:
 
     def _load(self, version_dir: Path, failures: list[LoadFailure]) -> Entry | None:
         try:
-            entry = load_entry(Path(version_dir))
+            entry = load_entry(Path(version_dir), self.tables)
         except Exception as exc:  # one clear line per refused artifact; keep serving others
             reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             log.error("artifact refused: %s: %s: %s", version_dir, type(exc).__name__, reason)
