@@ -226,32 +226,49 @@ def _qt_batch(qt, texts: list[str]) -> list[list[int]]:
     return [tokens[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
 
 
-def best_time(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+def _turns(make, docs: list[str], rounds: int, fresh: bool, warmup: list[str] = ()) -> dict[str, float]:
+    """Best CPU seconds of each implementation over ``docs`` in ``rounds`` rounds, the
+    implementations taking turns (the first one rotating each round) so that they share
+    whatever else the machine is doing. ``make()`` gives the implementations: called
+    once, or each round for ``fresh`` instances (whose caches have seen nothing but
+    ``warmup``)."""
+    impls = make()
+    best = {i.label: float("inf") for i in impls}
+    for r in range(rounds):
+        if fresh and r:
+            impls = make()
+        for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
+            if fresh:
+                impl.encode("warm up the code paths, not the cache")
+                for d in warmup:
+                    impl.encode(d)
+            start = time.thread_time()
+            for d in docs:
+                impl.encode(d)
+            best[impl.label] = min(best[impl.label], time.thread_time() - start)
     return best
-
-
-# ============================================================================ sections
 
 
 def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int) -> None:
     sizes = {s: sum(len(d.encode("utf-8")) for d in docs) for s, docs in slices.items()}
     print("corpus: " + ", ".join(f"{s} {sizes[s] / 1e6:.2f} MB ({len(slices[s])} docs)"
-                                 for s in slices))
+                                 for s in slices) + "; 'mixed (all)' is all of it")
+    print("best of --repeat rounds, the implementations taking turns per slice; 1 thread: CPU "
+          "time of the encoding thread\n(cold: fresh instances each round); 2 threads: wall "
+          "time of each library's batch API")
     for name in names:
         if not (ARTIFACTS / TOKENIZER_FILES[name][0]).is_file():
             print(f"\n== {name}: skipped, missing {ARTIFACTS / TOKENIZER_FILES[name][0]}")
             continue
         impls, ref_label = implementations(name)
         ref = next(i for i in impls if i.label == ref_label)
-        print(f"\n== {name} (reference: {ref_label}); MB/s, ratio = x {ref_label}")
+        qt = any(i.label == "quicktok" for i in impls)
+        print(f"\n== {name} (reference: {ref_label}); MB/s, ratio = x {ref_label}"
+              + ("; ours/qt = x quicktok" if qt else ""))
         header = f"  {'slice':14}" + "".join(f"{i.label:>11}" for i in impls)
         ratios = [i for i in impls if i is not ref]
         header += "".join(f"{i.label + '/' + ref_label[:2]:>14}" for i in ratios)
+        header += f"{'ours/qt':>10}" if qt else ""
         # cold first: fresh instances per slice, every document encoded once, so no
         # cache of ours (or of a peer) has seen the text before it is timed; then
         # "unseen": fresh instances that encoded the first half of each slice, timed on
@@ -267,19 +284,12 @@ def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int
                 timed = docs[len(docs) // 2:] if warmup else docs
                 size = sum(len(d.encode("utf-8")) for d in timed)
                 total_size += size
-                fresh, _ = implementations(name, quiet=True)
-                row = {}
-                for impl in fresh:
-                    impl.encode("warm up the code paths, not the cache")
-                    for d in docs[:len(docs) // 2] if warmup else ():
-                        impl.encode(d)
-                    start = time.perf_counter()
-                    for d in timed:
-                        impl.encode(d)
-                    row[impl.label] = time.perf_counter() - start
-                    totals[impl.label] += row[impl.label]
+                row = _turns(lambda: implementations(name, quiet=True)[0], timed, repeat, True,
+                             docs[:len(docs) // 2] if warmup else ())
+                for label, t in row.items():
+                    totals[label] += t
                 _print_row(s, row, impls, ref, size)
-            _print_row("overall", totals, impls, ref, total_size)
+            _print_row("mixed (all)", totals, impls, ref, total_size)
         # exactness first: every implementation against the reference, every document
         for impl in impls:
             if impl is ref:
@@ -292,26 +302,36 @@ def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int
             verdict = "identical" if not bad and not bad_batch else (
                 f"DIFFERENT on {len(bad)} docs (batch: {bad_batch}); first: {bad[:3]}")
             print(f"  ids {impl.label} vs {ref_label}: {verdict}")
-        for mode in ("1 thread", "2 threads"):
-            print(f"  -- {mode}, warm (best of {repeat}, after the exactness pass)")
-            print(header)
-            totals = {i.label: 0.0 for i in impls}
-            for s, docs in slices.items():
-                row = {}
-                for impl in impls:
-                    if mode == "1 thread":
-                        t = best_time(lambda: [impl.encode(d) for d in docs], repeat)
-                    else:
-                        t = best_time(lambda: impl.batch(docs), repeat)
-                    row[impl.label] = t
-                    totals[impl.label] += t
-                _print_row(s, row, impls, ref, sizes[s])
-            _print_row("overall", totals, impls, ref, sum(sizes.values()))
+        print(f"  -- 1 thread, warm (after the exactness pass)")
+        print(header)
+        totals = {i.label: 0.0 for i in impls}
+        for s, docs in slices.items():
+            row = _turns(lambda: impls, docs, repeat, False)
+            for label, t in row.items():
+                totals[label] += t
+            _print_row(s, row, impls, ref, sizes[s])
+        _print_row("mixed (all)", totals, impls, ref, sum(sizes.values()))
+        print("  -- 2 threads, warm (each library's batch API)")
+        print(header)
+        totals = {i.label: 0.0 for i in impls}
+        for s, docs in slices.items():
+            row = {i.label: float("inf") for i in impls}
+            for r in range(repeat):
+                for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
+                    start = time.perf_counter()
+                    impl.batch(docs)
+                    row[impl.label] = min(row[impl.label], time.perf_counter() - start)
+            for label, t in row.items():
+                totals[label] += t
+            _print_row(s, row, impls, ref, sizes[s])
+        _print_row("mixed (all)", totals, impls, ref, sum(sizes.values()))
 
 
 def _print_row(label: str, times: dict[str, float], impls: list[Impl], ref: Impl, size: int) -> None:
     line = f"  {label:14}" + "".join(f"{size / 1e6 / times[i.label]:11.1f}" for i in impls)
     line += "".join(f"{times[ref.label] / times[i.label]:13.2f}x" for i in impls if i is not ref)
+    if "quicktok" in times:
+        line += f"{times['quicktok'] / times['ours']:9.2f}x"
     print(line)
 
 

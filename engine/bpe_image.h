@@ -26,7 +26,7 @@
 #include "piece_split.h"
 
 static const char BPE_IMAGE_MAGIC[8] = {'T', 'O', 'K', 'B', 'P', 'E', '\0', '\0'};
-static const uint32_t BPE_IMAGE_LAYOUT = 1;  /* bump on any change to what is below */
+static const uint32_t BPE_IMAGE_LAYOUT = 2;  /* bump on any change to what is below */
 
 enum BpeImageTable {
     IMG_ARENA, IMG_TOK_START, IMG_TOK_LEN, IMG_KNOWN, IMG_ENC_TAGS, IMG_ENC_SLOTS,

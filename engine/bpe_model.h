@@ -98,10 +98,19 @@ public:
         bpe_ctx_init(&ctx);
         size_t pos = 0;
         if (ends == nullptr) {
+            /* One piece ahead: the next piece is found, hashed and its lookup's lines
+             * requested before this one is encoded (bt_bytes_prefetch). */
+            if (n == 0) return;
+            size_t end = (size_t)pt_next_piece(family, s, 0, (ptrdiff_t)n);
+            bt_key key = ahead(s, end);
             while (pos < n) {
-                size_t end = (size_t)pt_next_piece(family, s, (ptrdiff_t)pos, (ptrdiff_t)n);
-                encode_piece(&ctx, s + pos, end - pos, out);
+                size_t next = end < n ? (size_t)pt_next_piece(family, s, (ptrdiff_t)end,
+                                                              (ptrdiff_t)n) : n;
+                bt_key next_key = ahead(s + end, next - end);
+                encode_piece(&ctx, s + pos, end - pos, out, key);
                 pos = end;
+                end = next;
+                key = next_key;
             }
         } else {
             for (int64_t e : *ends) {
@@ -149,21 +158,45 @@ public:
     }
 
 private:
+    /* Whether the whole-piece lookup applies to p[0:n]: a token of that length can start
+     * with its first two bytes (most CJK clauses cannot be one token: no hash, no probe). */
+    bool lookup_whole(const unsigned char *p, size_t n) const {
+        if (!whole_piece_lookup || n < 2) return false;
+        size_t longest = v_.longest_from[((size_t)p[0] << 8) | p[1]];
+        return n <= longest || longest == 0xFFFF;
+    }
+
+    /* The key of the piece p[0:n] when its whole-piece lookup applies, its lines
+     * requested; else a zero key (never used). */
+    bt_key ahead(const unsigned char *p, size_t n) const {
+        bt_key k = {0, 0};
+        if (lookup_whole(p, n)) {
+            k = bt_key_of(p, n);
+            bt_bytes_prefetch(&encoder_, k);
+        }
+        return k;
+    }
+
     void encode_piece(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out) {
+        encode_piece(ctx, p, n, out, lookup_whole(p, n) ? bt_key_of(p, n) : bt_key{0, 0});
+    }
+
+    void encode_piece(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
+                      bt_key key) {
         if (n == 1) {
             out->push_back(v_.byte_ids[p[0]]);
             return;
         }
         if (n <= BPE_REPEAT_MAX && bpe_repeat(ctx->piece, p, n, out)) return;
         size_t before = out->size();
-        size_t longest = v_.longest_from[((size_t)p[0] << 8) | p[1]];
         int32_t whole = -1;
-        if (whole_piece_lookup && (n <= longest || longest == 0xFFFF))
-            whole = bt_bytes_get(&encoder_, p, n);
+        bool looked = lookup_whole(p, n);
+        if (looked)
+            whole = bt_bytes_get_hashed(&encoder_, p, n, key);
         if (whole >= 0)
             out->push_back(whole);
-        else
-            cached(ctx, p, n, out, true);
+        else  /* the piece cache hashes keys as the vocabulary table does */
+            cached(ctx, p, n, out, true, looked ? PieceCache::nonzero(key.hash) : 0);
         if (n <= BPE_REPEAT_MAX) ctx->piece = {p, n, before, out->size() - before};
     }
 
@@ -173,12 +206,12 @@ private:
      * so an entry for such bytes can only come from a part, and for any other bytes a
      * piece and a part merge the same. */
     void cached(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
-                bool whole_piece) {
+                bool whole_piece, uint64_t h = 0) {
         if (n < CACHE_MIN_BYTES || n > CACHE_MAX_PIECE || !cache.enabled()) {
             merge_parts(ctx, p, n, out, whole_piece);
             return;
         }
-        uint64_t h = PieceCache::hash_of(p, n);
+        if (!h) h = PieceCache::hash_of(p, n);  /* 0: not computed yet */
         if (!cache.seen_before(h)) {  /* cached on its second sighting */
             ctx->misses++;
             ctx->marks++;

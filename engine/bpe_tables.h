@@ -87,14 +87,16 @@ static inline uint64_t bt_u64_get(const bt_u64map *m, uint64_t key) {
  *   256 KiB - 512 KiB, probed linearly, so a miss usually ends in one cache line and a
  *   non-matching slot is touched 1 time in 65,535;
  * - with the slots out of the probe's way the table can be 80% full;
- * - a slot holds the first 8 key bytes, so keys of up to 8 bytes (nearly every pair
- *   the merge loop asks about) are compared without reading the decoder arena.
+ * - a slot holds the first 16 key bytes, so keys of up to 16 bytes (nearly every pair
+ *   the merge loop asks about, most whole words) are compared without reading the
+ *   decoder arena, and is 32 bytes, so it never straddles two cache lines.
  *
  * (The tag array nearly doubled CJK throughput with the piece cache off; figures in
  * benchmarks/README.md.) */
 
 typedef struct {
     uint64_t head;  /* key bytes 0..7, zero-padded */
+    uint64_t next;  /* key bytes 8..15, zero-padded */
     uint32_t off;   /* key bytes at arena + off */
     uint32_t len;
     int32_t id;
@@ -161,10 +163,15 @@ static inline int bt_same_bytes(const unsigned char *a, const unsigned char *b, 
     return 1;
 }
 
+static inline uint64_t bt_next(const unsigned char *p, size_t n) {
+    return n > 8 ? bt_head(p + 8, n - 8) : 0;
+}
+
 static inline int bt_slot_is(const bt_bytesmap *m, const bt_bytesslot *s, uint64_t head,
                              const unsigned char *p, size_t n) {
     return s->head == head && s->len == n &&
-           (n <= 8 || bt_same_bytes(m->arena + s->off + 8, p + 8, n - 8));
+           (n <= 8 || (s->next == bt_next(p, n) &&
+                       (n <= 16 || bt_same_bytes(m->arena + s->off + 16, p + 16, n - 16))));
 }
 
 /* The key is arena[off:off + n]; the caller sizes the table for every key it will put. */
@@ -184,10 +191,46 @@ static inline void bt_bytes_put(bt_bytesmap *m, uint32_t off, size_t n, int32_t 
     }
     m->tags[i] = tag;
     m->slots[i].head = head;
+    m->slots[i].next = bt_next(p, n);
     m->slots[i].off = off;
     m->slots[i].len = (uint32_t)n;
     m->slots[i].id = id;
     m->slots[i].unused = 0;
+}
+
+/* A key's hash and head, computed once: to prefetch its lines (bt_bytes_prefetch), then
+ * to look it up (bt_bytes_get_hashed). */
+typedef struct {
+    uint64_t head, hash;
+} bt_key;
+
+static inline bt_key bt_key_of(const unsigned char *p, size_t n) {
+    bt_key k;
+    k.head = bt_head(p, n);
+    k.hash = bt_key_hash(k.head, p, n);
+    return k;
+}
+
+/* Start loading the lines a lookup of ``k`` reads first (its tag and its slot), so that
+ * they arrive while other work is done: the lookups of consecutive pieces then overlap
+ * their memory latency instead of paying it one after another. */
+static inline void bt_bytes_prefetch(const bt_bytesmap *m, bt_key k) {
+    size_t i = k.hash & m->mask;
+    __builtin_prefetch(&m->tags[i]);
+    __builtin_prefetch(&m->slots[i]);
+}
+
+static inline int32_t bt_bytes_get_hashed(const bt_bytesmap *m, const unsigned char *p, size_t n,
+                                          bt_key k) {
+    uint64_t head = k.head, h = k.hash;
+    uint16_t tag = bt_tag16(h);
+    size_t i = h & m->mask;
+    for (;;) {
+        uint16_t t = m->tags[i];
+        if (t == tag && bt_slot_is(m, &m->slots[i], head, p, n)) return m->slots[i].id;
+        if (t == 0) return -1;
+        i = (i + 1) & m->mask;
+    }
 }
 
 static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p, size_t n) {

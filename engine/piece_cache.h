@@ -85,9 +85,11 @@ public:
     /* The key hash get() and put() take: computed once per piece by the caller, which
      * also feeds it to the admission filter (seen_before). Never 0 (0 = empty). */
     static uint64_t hash_of(const unsigned char *p, size_t n) {
-        uint64_t h = bt_key_hash(bt_head(p, n), p, n);
-        return h ? h : 1;
+        return nonzero(bt_key_hash(bt_head(p, n), p, n));
     }
+
+    /* A bt_key_hash made a valid key: this cache's hash is that hash, 0 moved to 1. */
+    static uint64_t nonzero(uint64_t h) { return h ? h : 1; }
 
     /* Appends the cached ids of piece p[0:n] (hash h) to *out; false (and *out untouched) on a
      * miss, including a lookup that overlapped a writer. */
