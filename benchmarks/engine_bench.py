@@ -379,6 +379,9 @@ _LOADERS = {
     "ours (bundled artifact dir, sha256 verified)": (
         "import tokserve",
         "obj = tokserve.load('o200k_base')"),
+    "ours (the same, tables mapped from their file)": (
+        "import tokserve",
+        "obj = tokserve.load('o200k_base', tables={tables!r})"),
     "tiktoken (parse rank file + Encoding)": (
         "import tiktoken\nfrom conformance.references import build_tiktoken_reference\n"
         "from pathlib import Path",
@@ -387,13 +390,17 @@ _LOADERS = {
 
 
 def bench_load(runs: int) -> None:
+    import tempfile
+
     path = str(ARTIFACTS / TOKENIZER_FILES["o200k_base"][0])
+    tables = tempfile.mkdtemp(prefix="tokserve-tables-")
+    tokserve.load("o200k_base", tables=tables)  # the file the mapped loads find
     print(f"\n== load o200k_base (fresh subprocess each, median of {runs}; RSS delta of the load)")
     for label, (imports, load) in _LOADERS.items():
         samples = []
         for _ in range(runs):
             code = _LOAD.format(paths=[str(REPO), str(REPO / "tests")], imports=imports,
-                                load=load.format(path=path), probe="hello world")
+                                load=load.format(path=path, tables=tables), probe="hello world")
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"  {label}: failed: {proc.stderr.strip()[-300:]}")

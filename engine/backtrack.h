@@ -50,8 +50,8 @@
 
 class BacktrackMemo {
 public:
-    static const unsigned FILTER_BITS = 22;  /* 512 KiB; o200k_base sets 10% of it */
-    static const unsigned TOKEN_BITS = 21;   /* 256 KiB; o200k_base sets 9% of it */
+    static const unsigned FILTER_BITS = BT_PREFIX_BITS;  /* o200k_base sets 10% of it */
+    static const unsigned TOKEN_BITS = BT_TOKEN_BITS;    /* o200k_base sets 9% of it */
 
     BacktrackMemo() = default;
     BacktrackMemo(const BacktrackMemo &) = delete;
@@ -246,8 +246,8 @@ private:
      * over a's next merge only with a strictly lower rank, over b's next with a lower or
      * equal one. The two stay apart exactly when that never happens, up to and
      * including x = a, y = b with nothing left to merge. */
-    bool apart(const BpeVocab &v, PieceCtx *ctx, const Info &ia, const Info &ib,
-               const unsigned char *p) const {
+    static bool apart(const BpeVocab &v, PieceCtx *ctx, const Info &ia, const Info &ib,
+                      const unsigned char *p) {
         const uint64_t NONE = 1ULL << 33;
         const BpeStep *sa = ia.trace(), *sb = ib.trace();
         const unsigned char *mid = p + ia.len;
@@ -269,32 +269,8 @@ private:
                 if (ny == y) continue;
                 y = ny;
             }
-            cross = across(v, ctx, mid, x, y);
+            cross = bpe_pair_across(v, ctx, mid, x, y);
         }
-    }
-
-    /* bpe_pair_across, with the token filter answering most "no" for concat ranks
-     * before the vocabulary table is probed (most pairs of random letters are no
-     * token). */
-    uint64_t across(const BpeVocab &v, PieceCtx *ctx, const unsigned char *mid, int32_t x,
-                    int32_t y) const {
-        uint64_t r;
-        if (!v.concat_ranks) return bpe_pair_across(v, ctx, mid, x, y);
-        if (pc_get(ctx->pairs, v.pair_owner, x, y, &r)) return r;
-        size_t lx = v.tok_len[x], n = lx + v.tok_len[y];
-        const unsigned char *p = mid - lx;
-        if (n > 2) {
-            uint64_t h = SEED;
-            for (size_t k = 0; k < n; k++) h = step(h, p[k]);
-            if (!has(tokens_, slot(h, TOKEN_BITS))) {
-                pc_put(ctx->pairs, v.pair_owner, x, y, BPE_NO_MERGE);
-                return BPE_NO_MERGE;
-            }
-        }
-        int32_t tid = bt_bytes_get(v.encoder, p, n);
-        r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
-        pc_put(ctx->pairs, v.pair_owner, x, y, r);
-        return r;
     }
 
     /* Bytes the longest-token lookup at p reads (1 <= limit <= n): the longest
@@ -333,9 +309,9 @@ private:
         return v.byte_ids[p[0]];
     }
 
-    static const uint64_t SEED = 0xcbf29ce484222325ULL;
-    static uint64_t step(uint64_t h, unsigned char b) { return (h ^ b) * 0x100000001b3ULL; }
-    static uint64_t slot(uint64_t h, unsigned bits) { return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits); }
+    static const uint64_t SEED = BT_FILTER_SEED;
+    static uint64_t step(uint64_t h, unsigned char b) { return bt_filter_step(h, b); }
+    static uint64_t slot(uint64_t h, unsigned bits) { return bt_filter_bit(h, bits); }
     static void set(uint64_t *f, uint64_t bit) { f[bit >> 6] |= 1ULL << (bit & 63); }
     static bool has(const uint64_t *f, uint64_t bit) { return f[bit >> 6] >> (bit & 63) & 1; }
 

@@ -45,6 +45,7 @@ struct BpeVocab {
     const uint32_t *tok_len;
     const uint32_t *byte_pairs;   /* concat ranks: id of the 2-byte token a << 8 | b */
     const uint16_t *longest_from; /* longest mergeable token starting with bytes a, b */
+    const uint64_t *token_filter; /* a bit per hash of each mergeable token of 3+ bytes */
     int32_t byte_ids[256];
     bool concat_ranks;
     uint64_t pair_owner;          /* this model's serial in the per-thread pair cache */
@@ -96,7 +97,9 @@ static inline uint64_t bpe_pair_at(const BpeVocab &v, PieceCtx *ctx, const unsig
     uint64_t r;
     if (pc_get(ctx->pairs, v.pair_owner, a, b, &r)) return r;
     if (v.concat_ranks) {
-        int32_t tid = bt_bytes_get(v.encoder, p + start, end - start);
+        /* most pairs are no token: the filter (in L2) says so before the table is read */
+        int32_t tid = end - start > 2 && !bt_filter_has(v.token_filter, p + start, end - start)
+                          ? -1 : bt_bytes_get(v.encoder, p + start, end - start);
         r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
     } else {
         r = bt_u64_get(v.merges, bpe_pair_key(a, b));
@@ -112,8 +115,9 @@ static inline uint64_t bpe_pair_across(const BpeVocab &v, PieceCtx *ctx,
     uint64_t r;
     if (pc_get(ctx->pairs, v.pair_owner, x, y, &r)) return r;
     if (v.concat_ranks) {
-        size_t lx = v.tok_len[x];
-        int32_t tid = bt_bytes_get(v.encoder, mid - lx, lx + v.tok_len[y]);
+        size_t lx = v.tok_len[x], n = lx + v.tok_len[y];
+        int32_t tid = n > 2 && !bt_filter_has(v.token_filter, mid - lx, n)
+                          ? -1 : bt_bytes_get(v.encoder, mid - lx, n);
         r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
     } else {
         r = bt_u64_get(v.merges, bpe_pair_key(x, y));

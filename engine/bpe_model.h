@@ -71,6 +71,7 @@ public:
         v_.tok_len = (const uint32_t *)at(IMG_TOK_LEN);
         v_.byte_pairs = h->concat_ranks ? (const uint32_t *)at(IMG_BYTE_PAIRS) : nullptr;
         v_.longest_from = (const uint16_t *)at(IMG_LONGEST_FROM);
+        v_.token_filter = (const uint64_t *)at(IMG_TOKENS);
         for (int b = 0; b < 256; b++) v_.byte_ids[b] = h->byte_ids[b];
         v_.concat_ranks = h->concat_ranks;
         v_.pair_owner = pc_new_owner(n_ids_);

@@ -246,6 +246,32 @@ static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p,
     }
 }
 
+/* ------------------------------------------------------------ token filters
+ *
+ * One bit per hash of a byte string (FNV-1a, then a multiply for the bit index): a set
+ * of every mergeable token of 3 bytes or more (and one of all their prefixes, for the
+ * backtracking encoder) small enough to stay in L2. A clear bit proves absence; a set
+ * one only says "look in the table". */
+
+#define BT_FILTER_SEED 0xcbf29ce484222325ULL
+#define BT_TOKEN_BITS 21   /* 256 KiB */
+#define BT_PREFIX_BITS 22  /* 512 KiB */
+
+static inline uint64_t bt_filter_step(uint64_t h, unsigned char b) {
+    return (h ^ b) * 0x100000001b3ULL;
+}
+
+static inline uint64_t bt_filter_bit(uint64_t h, unsigned bits) {
+    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
+}
+
+static inline int bt_filter_has(const uint64_t *filter, const unsigned char *p, size_t n) {
+    uint64_t h = BT_FILTER_SEED;
+    for (size_t k = 0; k < n; k++) h = bt_filter_step(h, p[k]);
+    uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
+    return (int)(filter[bit >> 6] >> (bit & 63) & 1);
+}
+
 /* ------------------------------------------------------------ tiktoken rank files */
 
 static inline int bt_b64_value(unsigned char c) {
