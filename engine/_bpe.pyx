@@ -1,8 +1,9 @@
 # cython: language_level=3, embedsignature=True
 """The BPE model stage: rank-based merging on UTF-8 bytes, in C++ without the GIL.
 
-This file is the Cython glue: it builds one vocabulary's tables (``BpeCore``,
-bpe_model.h) from Python objects, and hands segments to the C++ loops and ids back.
+This file is the Cython glue: it builds one vocabulary's tables as an image
+(``build_image``, bpe_image.h) or takes a mapped one (tables.py), attaches the C++ model
+to it (``BpeCore``, bpe_model.h), and hands segments to the C++ loops and ids back.
 Why the loops are shaped as they are (each figure is in benchmarks/README.md, "Why the
 engine is shaped like this"):
 
@@ -19,7 +20,9 @@ engine is shaped like this"):
   tiktoken's whole load). A ``tokenizer.json`` merges list is an id-pair table:
   ``(left_id << 32 | right_id) -> (rank << 32 | merged_id)``. Ties go to the leftmost
   pair in both references.
-* Both tables are flat open-addressing arrays (``bpe_tables.h``), read-only after load.
+* Both tables are flat open-addressing arrays (``bpe_tables.h``), read-only after load,
+  in one pointer-free image that worker processes can share as a mapped file. The
+  common answer "these bytes are no token" comes from an L2-sized bit filter first.
 * Short pieces (the vast majority) use a flat array and a linear minimum scan: fewer
   than ~48 symbols fit in cache lines and beat any heap (bpe_merge.h). Longer pieces
   (a megabyte of one letter, of spaces, of random letters) are encoded a token at a

@@ -108,6 +108,7 @@ public:
         while (pos < n) {
             for (;;) {
                 const Info &c = info(v, ctx, cand);
+                if (c.prefix >= 0) __builtin_prefetch(&info_[c.prefix]);  /* often next */
                 size_t end = pos + c.len;
                 bool ok = !(dead[end >> 6] >> (end & 63) & 1) && c.result == cand;
                 if (ok && out->size() > base) {

@@ -103,11 +103,11 @@ public:
              * requested before this one is encoded (bt_bytes_prefetch). */
             if (n == 0) return;
             size_t end = (size_t)pt_next_piece(family, s, 0, (ptrdiff_t)n);
-            bt_key key = ahead(s, end);
+            bt_key key = ahead(s, end, nullptr, 0);
             while (pos < n) {
                 size_t next = end < n ? (size_t)pt_next_piece(family, s, (ptrdiff_t)end,
                                                               (ptrdiff_t)n) : n;
-                bt_key next_key = ahead(s + end, next - end);
+                bt_key next_key = ahead(s + end, next - end, s + pos, end - pos);
                 encode_piece(&ctx, s + pos, end - pos, out, key);
                 pos = end;
                 end = next;
@@ -168,9 +168,12 @@ private:
     }
 
     /* The key of the piece p[0:n] when its whole-piece lookup applies, its lines
-     * requested; else a zero key (never used). */
-    bt_key ahead(const unsigned char *p, size_t n) const {
+     * requested; else a zero key (never used). Not for a piece that repeats the one
+     * before it (prev[0:prev_n]): the repeat memo answers that one. */
+    bt_key ahead(const unsigned char *p, size_t n, const unsigned char *prev,
+                 size_t prev_n) const {
         bt_key k = {0, 0};
+        if (n == prev_n && n <= BPE_REPEAT_MAX && memcmp(p, prev, n) == 0) return k;
         if (lookup_whole(p, n)) {
             k = bt_key_of(p, n);
             bt_bytes_prefetch(&encoder_, k);
