@@ -17,7 +17,9 @@ has just verified, and the file must name that same manifest; its own sha256 mus
 and the image must pass ``BpeModel``'s layout checks. A file that fails any of these is
 refused like a broken artifact (``ArtifactError`` naming it and the fix: delete it).
 The directory must be one only this service writes to (the default is the user's own
-cache directory): the checks catch damage, not a forger who recomputes the hash.
+cache directory): the checks catch damage, not a forger who recomputes the hash. It
+holds one file per artifact version loaded (another layout's file for the same manifest
+is removed when the new one is written); any file may be deleted at any time.
 """
 
 from __future__ import annotations
@@ -122,6 +124,9 @@ def write(path: Path, key: str, artifact: Artifact, image: bytes) -> None:
             pass
     finally:
         os.unlink(tmp)
+    for stale in path.parent.glob(f"{key}.*.tables"):  # this manifest, an older layout
+        if stale != path:
+            stale.unlink(missing_ok=True)  # a process mapping it keeps its pages
 
 
 def artifact_from(spec: dict[str, Any], image: memoryview, **fields: Any) -> Artifact:

@@ -114,3 +114,14 @@ def test_tables_written_once_by_racing_processes(tmp_path):
     assert all(p.returncode == 0 for p in procs)
     assert len(outs) == 1 and len(_files(tmp_path)) == 1
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tables-")]
+
+
+def test_tables_file_of_an_older_layout_is_replaced(tmp_path):
+    tokserve.load("cl100k_base", tables=tmp_path)
+    [path] = _files(tmp_path)
+    key = path.name.split(".")[0]
+    old = tmp_path / f"{key}.f1.l0.tables"
+    old.write_bytes(b"an older layout")
+    path.unlink()
+    tokserve.load("cl100k_base", tables=tmp_path)
+    assert _files(tmp_path) == [path] and not old.exists()
