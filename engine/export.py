@@ -30,7 +30,7 @@ from typing import Any
 from ._bpe import BpeModel
 from .artifact import Artifact
 from .errors import UnsupportedArtifact
-from .formats import bytes_to_unicode
+from .byte_level import bytes_to_unicode
 from .patterns import PATTERNS
 from .tables import image_of
 

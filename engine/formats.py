@@ -21,42 +21,9 @@ from typing import Any
 from .artifact import (MANIFEST, AddedToken, Artifact, ChatTemplate, _read, content_hash,
                        sha256_hex)
 from . import tables as compiled
+from .byte_level import byte_level_decode
 from .errors import ArtifactError, UnsupportedArtifact
 from .presets import PRESETS, Preset
-
-
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable character map used by byte-level vocabularies.
-
-    Printable Latin-1 bytes stand for themselves; the other 68 are shifted, in byte
-    order, to U+0100 upwards, so that every vocabulary string is printable.
-    """
-    keep = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    table: dict[int, str] = {}
-    shifted = 0
-    for b in range(256):
-        if b in keep:
-            table[b] = chr(b)
-        else:
-            table[b] = chr(256 + shifted)
-            shifted += 1
-    return table
-
-
-_UNICODE_TO_BYTE = {ch: b for b, ch in bytes_to_unicode().items()}
-
-
-def byte_level_decode(token: str, path: str = "") -> bytes:
-    try:
-        return bytes(_UNICODE_TO_BYTE[ch] for ch in token)
-    except KeyError as e:
-        raise ArtifactError(
-            f"vocabulary entry {token!r} is not byte-level encoded (in {path})", path=path
-        ) from e
 
 
 # ---------------------------------------------------------------- tiktoken

@@ -80,7 +80,7 @@ def test_artifact_rank_file_without_preset_asks_for_one(tmp_path):
 
 
 def _tiny_tokenizer_json(**overrides) -> dict:
-    from tokserve.formats import bytes_to_unicode
+    from tokserve.byte_level import bytes_to_unicode
 
     table = bytes_to_unicode()
     vocab = {table[b]: b for b in range(256)}
