@@ -1,7 +1,7 @@
 """Engine benchmark: ours vs tiktoken, tokenizers and quicktok-v1, in one run, offline.
 
     python benchmarks/engine_bench.py [--mb 1.0] [--repeat 3] [--tokenizers o200k_base,cl100k_base]
-                                      [--skip-pathological] [--skip-load]
+                                      [--worst] [--skip-worst] [--skip-load]
 
 Corpus (built from what is on disk, no network; see benchmarks/README.md):
 
@@ -24,9 +24,9 @@ cache has seen every piece, as in a service answering repeated text), and 2-thre
 to tiktoken, after checking that every implementation's ids are identical to the
 reference on every document (differences are printed, never hidden).
 
-Then the pathological scaling (10^4, 10^5, 10^6 bytes of one repeated letter, of base64 and
-of spaces; target ``t(10^6) / t(10^5) <= 15``; every run starts with an empty piece
-cache, and tiktoken has no cache at all), and load time plus resident memory (RSS
+Then the hostile inputs (``worst_case.py``; ``--worst`` runs only those: one piece of
+10^4, 10^5 and 10^6 characters of each kind, ours vs quicktok vs tiktoken; targets: ours
+no slower than quicktok, ``t(10^6) / t(10^5) <= 15``), and load time plus resident memory (RSS
 delta, each measured in a fresh subprocess) of o200k_base for ours and tiktoken.
 Policies: ours runs ``special_tokens="text"`` (literals are ordinary text), the same work as
 tiktoken's and quicktok's ``encode_ordinary``; tokenizers runs its default ``encode``
@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import base64
 import gettext
 import glob
 import json
@@ -227,32 +226,49 @@ def _qt_batch(qt, texts: list[str]) -> list[list[int]]:
     return [tokens[offsets[i]:offsets[i + 1]] for i in range(len(texts))]
 
 
-def best_time(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
+def _turns(make, docs: list[str], rounds: int, fresh: bool, warmup: list[str] = ()) -> dict[str, float]:
+    """Best CPU seconds of each implementation over ``docs`` in ``rounds`` rounds, the
+    implementations taking turns (the first one rotating each round) so that they share
+    whatever else the machine is doing. ``make()`` gives the implementations: called
+    once, or each round for ``fresh`` instances (whose caches have seen nothing but
+    ``warmup``)."""
+    impls = make()
+    best = {i.label: float("inf") for i in impls}
+    for r in range(rounds):
+        if fresh and r:
+            impls = make()
+        for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
+            if fresh:
+                impl.encode("warm up the code paths, not the cache")
+                for d in warmup:
+                    impl.encode(d)
+            start = time.thread_time()
+            for d in docs:
+                impl.encode(d)
+            best[impl.label] = min(best[impl.label], time.thread_time() - start)
     return best
-
-
-# ============================================================================ sections
 
 
 def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int) -> None:
     sizes = {s: sum(len(d.encode("utf-8")) for d in docs) for s, docs in slices.items()}
     print("corpus: " + ", ".join(f"{s} {sizes[s] / 1e6:.2f} MB ({len(slices[s])} docs)"
-                                 for s in slices))
+                                 for s in slices) + "; 'mixed (all)' is all of it")
+    print("best of --repeat rounds, the implementations taking turns per slice; 1 thread: CPU "
+          "time of the encoding thread\n(cold: fresh instances each round); 2 threads: wall "
+          "time of each library's batch API")
     for name in names:
         if not (ARTIFACTS / TOKENIZER_FILES[name][0]).is_file():
             print(f"\n== {name}: skipped, missing {ARTIFACTS / TOKENIZER_FILES[name][0]}")
             continue
         impls, ref_label = implementations(name)
         ref = next(i for i in impls if i.label == ref_label)
-        print(f"\n== {name} (reference: {ref_label}); MB/s, ratio = x {ref_label}")
+        qt = any(i.label == "quicktok" for i in impls)
+        print(f"\n== {name} (reference: {ref_label}); MB/s, ratio = x {ref_label}"
+              + ("; ours/qt = x quicktok" if qt else ""))
         header = f"  {'slice':14}" + "".join(f"{i.label:>11}" for i in impls)
         ratios = [i for i in impls if i is not ref]
         header += "".join(f"{i.label + '/' + ref_label[:2]:>14}" for i in ratios)
+        header += f"{'ours/qt':>10}" if qt else ""
         # cold first: fresh instances per slice, every document encoded once, so no
         # cache of ours (or of a peer) has seen the text before it is timed; then
         # "unseen": fresh instances that encoded the first half of each slice, timed on
@@ -268,19 +284,12 @@ def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int
                 timed = docs[len(docs) // 2:] if warmup else docs
                 size = sum(len(d.encode("utf-8")) for d in timed)
                 total_size += size
-                fresh, _ = implementations(name, quiet=True)
-                row = {}
-                for impl in fresh:
-                    impl.encode("warm up the code paths, not the cache")
-                    for d in docs[:len(docs) // 2] if warmup else ():
-                        impl.encode(d)
-                    start = time.perf_counter()
-                    for d in timed:
-                        impl.encode(d)
-                    row[impl.label] = time.perf_counter() - start
-                    totals[impl.label] += row[impl.label]
+                row = _turns(lambda: implementations(name, quiet=True)[0], timed, repeat, True,
+                             docs[:len(docs) // 2] if warmup else ())
+                for label, t in row.items():
+                    totals[label] += t
                 _print_row(s, row, impls, ref, size)
-            _print_row("overall", totals, impls, ref, total_size)
+            _print_row("mixed (all)", totals, impls, ref, total_size)
         # exactness first: every implementation against the reference, every document
         for impl in impls:
             if impl is ref:
@@ -293,87 +302,59 @@ def bench_throughput(names: list[str], slices: dict[str, list[str]], repeat: int
             verdict = "identical" if not bad and not bad_batch else (
                 f"DIFFERENT on {len(bad)} docs (batch: {bad_batch}); first: {bad[:3]}")
             print(f"  ids {impl.label} vs {ref_label}: {verdict}")
-        for mode in ("1 thread", "2 threads"):
-            print(f"  -- {mode}, warm (best of {repeat}, after the exactness pass)")
-            print(header)
-            totals = {i.label: 0.0 for i in impls}
-            for s, docs in slices.items():
-                row = {}
-                for impl in impls:
-                    if mode == "1 thread":
-                        t = best_time(lambda: [impl.encode(d) for d in docs], repeat)
-                    else:
-                        t = best_time(lambda: impl.batch(docs), repeat)
-                    row[impl.label] = t
-                    totals[impl.label] += t
-                _print_row(s, row, impls, ref, sizes[s])
-            _print_row("overall", totals, impls, ref, sum(sizes.values()))
+        print("  -- 1 thread, warm (after the exactness pass)")
+        print(header)
+        totals = {i.label: 0.0 for i in impls}
+        for s, docs in slices.items():
+            row = _turns(lambda: impls, docs, repeat, False)
+            for label, t in row.items():
+                totals[label] += t
+            _print_row(s, row, impls, ref, sizes[s])
+        _print_row("mixed (all)", totals, impls, ref, sum(sizes.values()))
+        print("  -- 2 threads, warm (each library's batch API)")
+        print(header)
+        totals = {i.label: 0.0 for i in impls}
+        for s, docs in slices.items():
+            row = {i.label: float("inf") for i in impls}
+            for r in range(repeat):
+                for impl in impls[r % len(impls):] + impls[:r % len(impls)]:
+                    start = time.perf_counter()
+                    impl.batch(docs)
+                    row[impl.label] = min(row[impl.label], time.perf_counter() - start)
+            for label, t in row.items():
+                totals[label] += t
+            _print_row(s, row, impls, ref, sizes[s])
+        _print_row("mixed (all)", totals, impls, ref, sum(sizes.values()))
 
 
 def _print_row(label: str, times: dict[str, float], impls: list[Impl], ref: Impl, size: int) -> None:
     line = f"  {label:14}" + "".join(f"{size / 1e6 / times[i.label]:11.1f}" for i in impls)
     line += "".join(f"{times[ref.label] / times[i.label]:13.2f}x" for i in impls if i is not ref)
+    if "quicktok" in times:
+        line += f"{times['quicktok'] / times['ours']:9.2f}x"
     print(line)
 
 
-def _b64(n: int) -> str:
-    rng = random.Random(6)
-    return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()[:n]
+def bench_worst(names: list[str], reference: bool) -> bool:
+    """The hostile-input table (``worst_case.py``) for the tiktoken-format tokenizers."""
+    import worst_case
 
-
-_REF_PATHOLOGICAL = """
-import sys, time
-sys.path[:0] = {paths!r}
-from conformance.references import build_tiktoken_reference, ARTIFACTS, TOKENIZER_FILES
-import engine_bench
-enc = build_tiktoken_reference({name!r}, ARTIFACTS / TOKENIZER_FILES[{name!r}][0]).encoding
-text = {text_expr}
-start = time.perf_counter(); enc.encode_ordinary(text); print(time.perf_counter() - start)
-"""
-
-
-def _cold_encode(tok, text: str) -> None:
-    # Every size is timed with an empty piece cache: repeats of a 10^5-byte input fit in
-    # the cache and those of 10^6 do not, so best-of-N on a warm cache compared a cached
-    # 10^5 with a merged 10^6 (ratio 15.9 on cl100k base64, against 11 cold).
-    tok.clear_cache()
-    tok.encode(text, special_tokens="text")
-
-
-def bench_pathological(names: list[str], reference: bool) -> None:
-    print("\n== pathological inputs (seconds; ratio = t(10^6) / t(10^5), target <= 15)")
-    kinds = {"letter": lambda n: "a" * n, "base64": _b64, "spaces": lambda n: " " * n}
-    exprs = {"letter": "'a' * {n}", "spaces": "' ' * {n}",
-             "base64": "__import__('engine_bench')._b64({n})"}
-    for name in names:
+    def load_ours(name: str):
         relative, preset = TOKENIZER_FILES[name]
-        if not (ARTIFACTS / relative).is_file():
-            continue
-        ours = tokserve.load(str(ARTIFACTS / relative), preset=preset) if preset else tokserve.load(
-            str(ARTIFACTS / relative))
-        for kind, make in kinds.items():
-            times = []
-            for n in (10**4, 10**5, 10**6):
-                text = make(n)
-                times.append(best_time(lambda: _cold_encode(ours, text), 3 if n < 10**6 else 2))
-            line = (f"  {name:12} {kind:7} ours   " + "  ".join(f"{t:8.4f}" for t in times)
-                    + f"   ratio {times[2] / times[1]:5.1f}"
-                    + ("  OK" if times[2] / times[1] <= 15 else "  OVER TARGET"))
-            print(line)
-            if reference and preset and exprs[kind]:
-                ref_times = []
-                for n in (10**4, 10**5, 10**6):
-                    code = _REF_PATHOLOGICAL.format(paths=[str(REPO), str(REPO / "tests"),
-                                                           str(REPO / "benchmarks")], name=name,
-                                                    text_expr=exprs[kind].format(n=n))
-                    try:
-                        proc = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                                              text=True, timeout=120)
-                        ref_times.append(f"{float(proc.stdout.strip()):8.4f}" if proc.returncode == 0
-                                         else f"crash({proc.returncode})")
-                    except subprocess.TimeoutExpired:
-                        ref_times.append("  >120 s")
-                print(f"  {name:12} {kind:7} tiktoken " + "  ".join(ref_times))
+        return tokserve.load(str(ARTIFACTS / relative), preset=preset)
+
+    def load_quicktok(name: str):
+        try:
+            import quicktok
+
+            return quicktok.get_encoding(QUICKTOK_NAMES[name])
+        except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
+            print(f"  (quicktok unavailable for {name}: {exc})")
+            return None
+
+    paths = [str(REPO), str(REPO / "tests"), str(REPO / "benchmarks")]
+    chosen = [n for n in names if TOKENIZER_FILES[n][1] and (ARTIFACTS / TOKENIZER_FILES[n][0]).is_file()]
+    return worst_case.run(chosen, load_ours, load_quicktok, paths, reference)
 
 
 _LOAD = """
@@ -398,6 +379,9 @@ _LOADERS = {
     "ours (bundled artifact dir, sha256 verified)": (
         "import tokserve",
         "obj = tokserve.load('o200k_base')"),
+    "ours (the same, tables mapped from their file)": (
+        "import tokserve",
+        "obj = tokserve.load('o200k_base', tables={tables!r})"),
     "tiktoken (parse rank file + Encoding)": (
         "import tiktoken\nfrom conformance.references import build_tiktoken_reference\n"
         "from pathlib import Path",
@@ -406,13 +390,17 @@ _LOADERS = {
 
 
 def bench_load(runs: int) -> None:
+    import tempfile
+
     path = str(ARTIFACTS / TOKENIZER_FILES["o200k_base"][0])
+    tables = tempfile.mkdtemp(prefix="tokserve-tables-")
+    tokserve.load("o200k_base", tables=tables)  # the file the mapped loads find
     print(f"\n== load o200k_base (fresh subprocess each, median of {runs}; RSS delta of the load)")
     for label, (imports, load) in _LOADERS.items():
         samples = []
         for _ in range(runs):
             code = _LOAD.format(paths=[str(REPO), str(REPO / "tests")], imports=imports,
-                                load=load.format(path=path), probe="hello world")
+                                load=load.format(path=path, tables=tables), probe="hello world")
             proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"  {label}: failed: {proc.stderr.strip()[-300:]}")
@@ -429,17 +417,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mb", type=float, default=1.0, help="MB of UTF-8 per corpus slice")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--tokenizers", default="o200k_base,cl100k_base,llama3,qwen,deepseek-v4")
-    parser.add_argument("--skip-pathological", action="store_true")
-    parser.add_argument("--no-reference-pathological", action="store_true",
-                        help="do not time tiktoken on the pathological inputs")
+    parser.add_argument("--worst", action="store_true",
+                        help="only the hostile-input table (one long piece per kind)")
+    parser.add_argument("--skip-worst", action="store_true")
+    parser.add_argument("--no-reference-worst", action="store_true",
+                        help="do not time tiktoken on the hostile inputs")
     parser.add_argument("--skip-load", action="store_true")
     args = parser.parse_args(argv)
     names = [n for n in args.tokenizers.split(",") if n]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
+    worst_names = [n for n in names if n in ("o200k_base", "cl100k_base")] or names[:1]
+    if args.worst:
+        bench_worst(worst_names, not args.no_reference_worst)
+        return
     bench_throughput(names, build_slices(args.mb), args.repeat)
-    if not args.skip_pathological:
-        bench_pathological([n for n in names if n in ("o200k_base", "cl100k_base")] or names[:1],
-                           not args.no_reference_pathological)
+    if not args.skip_worst:
+        bench_worst(worst_names, not args.no_reference_worst)
     if not args.skip_load:
         bench_load(3)
 

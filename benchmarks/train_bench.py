@@ -148,10 +148,10 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
     n_bytes = len(text.encode("utf-8"))
     if kind == "ours":
         import tokserve
-        from tokserve.trainer import train, write_artifact
+        from tokserve.trainer import learn, write_artifact
 
         t0 = time.perf_counter()
-        result = train([corpus], vocab, pattern, [SPECIAL], progress=False)
+        result = learn([corpus], vocab, pattern, [SPECIAL], progress=False)
         elapsed = time.perf_counter() - t0
         rss_self = _peak_rss_kb()
         rss_children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from .artifact import Artifact as Artifact
-from .artifact import load_artifact
 from .decode_stream import DecodeStream as DecodeStream
+from .formats import load_artifact
 from .errors import ArtifactError as ArtifactError
 from .errors import DisallowedSpecialToken as DisallowedSpecialToken
 from .errors import EngineError as EngineError
@@ -58,16 +58,14 @@ __all__ = [
 def build_info() -> dict[str, str]:
     """What this installation runs: the package version and the engine build.
 
-    ``engine`` is ``compiled`` when every Cython extension is a built native module, else
-    ``fallback`` (the pre-tokenizer's compiled scanner failed to import, so every pattern
-    runs through the ``regex`` module: same ids, slower). ``tokserve --version`` prints
-    it; the service exports it as a metric label.
+    ``engine`` is ``compiled`` when the extension modules are native code (they always
+    are: the package does not import without them); ``tokserve --version`` prints it and
+    the service exports it as a metric label.
     """
-    from . import _bpe, pre_tokenizer
+    from . import _bpe
 
     native = Path(_bpe.__file__).suffix in (".so", ".pyd")
-    compiled = native and pre_tokenizer._scan is not None
-    return {"version": __version__, "engine": "compiled" if compiled else "fallback"}
+    return {"version": __version__, "engine": "compiled" if native else "fallback"}
 
 
 def bundled_root() -> Path:
@@ -101,8 +99,12 @@ def latest_version(directory: Path) -> Path:
 
 
 def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
-         **options: Any) -> Tokenizer:
+         tables: str | os.PathLike | None = None, **options: Any) -> Tokenizer:
     """Load a tokenizer from a bundled name or a path (see the module docstring).
+
+    ``root``: where bare names are looked up (default: the bundled artifacts).
+    ``tables``: a directory for compiled tables that processes share (tables.py): a
+    version directory's tables are mapped from there, written there on first load.
 
     Raises:
         ArtifactError: missing, unreadable, malformed or hash-mismatching files.
@@ -128,7 +130,7 @@ def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
         path / "tokenizer.json"
     ).exists():
         path = latest_version(path)
-    return Tokenizer(load_artifact(path, **options))
+    return Tokenizer(load_artifact(path, tables=tables, **options))
 
 
 # tiktoken's API (after ``load``, which it is built on)

@@ -43,8 +43,7 @@ from libcpp.vector cimport vector
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE, PyBytes_FromStringAndSize
 
 
-cdef extern from "pretok_scan.h":
-    ptrdiff_t pt_next_piece(int family, const unsigned char *s, ptrdiff_t pos, ptrdiff_t n) nogil
+from .pretok_scan cimport pt_next_piece
 
 
 cdef extern from * nogil:

@@ -1,10 +1,12 @@
-/* Open-addressing hash tables for the BPE model (engine/_bpe.pyx).
+/* Open-addressing hash tables for the BPE model (bpe_image.h places them).
  *
  * Why not std::unordered_map: it allocates a node per entry, so loading o200k_base
- * (200k tokens, ~450k derived merges) cost ~0.9 s and every lookup chased a pointer.
- * These tables are flat arrays sized to a power of two at most half full, probed
- * linearly; they are built once at load and only read afterwards, so concurrent
- * readers on several threads need no lock.
+ * (200k tokens) was slower than tiktoken's whole load and every lookup chased a pointer.
+ * These tables are flat arrays sized to a power of two, probed linearly; they are built
+ * once and only read afterwards, so concurrent readers on several threads need no lock.
+ * They hold no pointers: slots refer to token bytes by offset into the vocabulary's
+ * byte arena, so a table is valid at any address (a file mapped by several processes).
+ * The struct of each table is a view: where its arrays are; the caller owns the memory.
  */
 #ifndef ENGINE_BPE_TABLES_H
 #define ENGINE_BPE_TABLES_H
@@ -22,6 +24,7 @@ static inline uint64_t bt_mix(uint64_t x) {
     return x;
 }
 
+/* Slots for n keys at most half full (u64 -> u64 tables). */
 static inline size_t bt_capacity_for(size_t n) {
     size_t cap = 16;
     while (cap < 2 * n + 2) cap <<= 1;
@@ -43,21 +46,13 @@ typedef struct {
     size_t size;
 } bt_u64map;
 
-static inline int bt_u64_init(bt_u64map *m, size_t expected) {
-    size_t cap = bt_capacity_for(expected);
-    m->slots = (bt_u64slot *)malloc(cap * sizeof(bt_u64slot));
-    if (!m->slots) return -1;
-    memset(m->slots, 0xFF, cap * sizeof(bt_u64slot));
+/* A table of ``cap`` slots (a power of two) in ``memory``; ``clear``: make it empty
+ * (building), else take what is there (a built image). */
+static inline void bt_u64_place(bt_u64map *m, void *memory, size_t cap, size_t size, int clear) {
+    m->slots = (bt_u64slot *)memory;
     m->mask = cap - 1;
-    m->size = 0;
-    return 0;
-}
-
-static inline void bt_u64_free(bt_u64map *m) {
-    free(m->slots);
-    m->slots = NULL;
-    m->mask = 0;
-    m->size = 0;
+    m->size = size;
+    if (clear) memset(memory, 0xFF, cap * sizeof(bt_u64slot));
 }
 
 /* Insert if absent (first writer wins: merges are given in rank order). */
@@ -92,24 +87,35 @@ static inline uint64_t bt_u64_get(const bt_u64map *m, uint64_t key) {
  *   256 KiB - 512 KiB, probed linearly, so a miss usually ends in one cache line and a
  *   non-matching slot is touched 1 time in 65,535;
  * - with the slots out of the probe's way the table can be 80% full;
- * - a slot holds the first 8 key bytes, so keys of up to 8 bytes (nearly every pair
- *   the merge loop asks about) are compared without reading the decoder arena.
+ * - a slot holds the first 16 key bytes, so keys of up to 16 bytes (nearly every pair
+ *   the merge loop asks about, most whole words) are compared without reading the
+ *   decoder arena, and is 32 bytes, so it never straddles two cache lines.
  *
- * Measured with the piece cache off on CJK text (o200k_base): 6.8 MB/s with 24-byte
- * slots probed directly at 50% load, 11 MB/s with the tag array, more with the rest. */
+ * (The tag array nearly doubled CJK throughput with the piece cache off; figures in
+ * benchmarks/README.md.) */
 
 typedef struct {
     uint64_t head;  /* key bytes 0..7, zero-padded */
-    const unsigned char *ptr;
+    uint64_t next;  /* key bytes 8..15, zero-padded */
+    uint32_t off;   /* key bytes at arena + off */
     uint32_t len;
     int32_t id;
+    uint32_t unused;
 } bt_bytesslot;
 
 typedef struct {
     uint16_t *tags;
     bt_bytesslot *slots;
     size_t mask;
+    const unsigned char *arena;
 } bt_bytesmap;
+
+/* Slots for n keys at most 80% full (bytes -> id tables). */
+static inline size_t bt_bytes_capacity(size_t n) {
+    size_t cap = 16;
+    while (cap * 4 < n * 5) cap <<= 1;
+    return cap;
+}
 
 static inline uint64_t bt_head(const unsigned char *p, size_t n) {
     uint64_t w = 0;
@@ -132,32 +138,19 @@ static inline uint16_t bt_tag16(uint64_t h) {
     return tag ? tag : 1;
 }
 
-static inline int bt_bytes_init(bt_bytesmap *m, size_t expected) {
-    size_t cap = 16;
-    while (cap * 4 < expected * 5) cap <<= 1;  /* at most 80% full */
-    m->tags = (uint16_t *)calloc(cap, sizeof(uint16_t));
-    m->slots = (bt_bytesslot *)malloc(cap * sizeof(bt_bytesslot));
-    if (!m->tags || !m->slots) {
-        free(m->tags);
-        free(m->slots);
-        m->tags = NULL;
-        m->slots = NULL;
-        return -1;
-    }
+/* A table of ``cap`` slots (bt_bytes_capacity) at ``tags`` and ``slots`` whose keys are
+ * in ``arena``; ``clear``: make it empty (building), else take what is there. */
+static inline void bt_bytes_place(bt_bytesmap *m, uint16_t *tags, bt_bytesslot *slots,
+                                  size_t cap, const unsigned char *arena, int clear) {
+    m->tags = tags;
+    m->slots = slots;
     m->mask = cap - 1;
-    return 0;
-}
-
-static inline void bt_bytes_free(bt_bytesmap *m) {
-    free(m->tags);
-    free(m->slots);
-    m->tags = NULL;
-    m->slots = NULL;
-    m->mask = 0;
+    m->arena = arena;
+    if (clear) memset(tags, 0, cap * sizeof(uint16_t));
 }
 
 /* Equal bytes, compared inline: the keys past 8 bytes the merge loop compares are a few
- * bytes long, and a call to memcmp for each cost 4% of the time on Cyrillic text. */
+ * bytes long, and a call to memcmp for each showed in profiles of Cyrillic text. */
 static inline int bt_same_bytes(const unsigned char *a, const unsigned char *b, size_t n) {
     for (; n >= 8; a += 8, b += 8, n -= 8) {
         uint64_t x, y;
@@ -170,21 +163,27 @@ static inline int bt_same_bytes(const unsigned char *a, const unsigned char *b, 
     return 1;
 }
 
-static inline int bt_slot_is(const bt_bytesslot *s, uint64_t head, const unsigned char *p,
-                             size_t n) {
-    return s->head == head && s->len == n && (n <= 8 || bt_same_bytes(s->ptr + 8, p + 8, n - 8));
+static inline uint64_t bt_next(const unsigned char *p, size_t n) {
+    return n > 8 ? bt_head(p + 8, n - 8) : 0;
 }
 
-/* Keys are borrowed: ``p`` must outlive the table (it points into the decoder arena).
- * The caller sizes the table (``expected``) for every key it will put. */
-static inline void bt_bytes_put(bt_bytesmap *m, const unsigned char *p, size_t n, int32_t id) {
+static inline int bt_slot_is(const bt_bytesmap *m, const bt_bytesslot *s, uint64_t head,
+                             const unsigned char *p, size_t n) {
+    return s->head == head && s->len == n &&
+           (n <= 8 || (s->next == bt_next(p, n) &&
+                       (n <= 16 || bt_same_bytes(m->arena + s->off + 16, p + 16, n - 16))));
+}
+
+/* The key is arena[off:off + n]; the caller sizes the table for every key it will put. */
+static inline void bt_bytes_put(bt_bytesmap *m, uint32_t off, size_t n, int32_t id) {
+    const unsigned char *p = m->arena + off;
     uint64_t head = bt_head(p, n);
     uint64_t h = bt_key_hash(head, p, n);
     uint16_t tag = bt_tag16(h);
     size_t i = h & m->mask;
     while (m->tags[i]) {
         bt_bytesslot *s = &m->slots[i];
-        if (m->tags[i] == tag && bt_slot_is(s, head, p, n)) {
+        if (m->tags[i] == tag && bt_slot_is(m, s, head, p, n)) {
             s->id = id;
             return;
         }
@@ -192,9 +191,46 @@ static inline void bt_bytes_put(bt_bytesmap *m, const unsigned char *p, size_t n
     }
     m->tags[i] = tag;
     m->slots[i].head = head;
-    m->slots[i].ptr = p;
+    m->slots[i].next = bt_next(p, n);
+    m->slots[i].off = off;
     m->slots[i].len = (uint32_t)n;
     m->slots[i].id = id;
+    m->slots[i].unused = 0;
+}
+
+/* A key's hash and head, computed once: to prefetch its lines (bt_bytes_prefetch), then
+ * to look it up (bt_bytes_get_hashed). */
+typedef struct {
+    uint64_t head, hash;
+} bt_key;
+
+static inline bt_key bt_key_of(const unsigned char *p, size_t n) {
+    bt_key k;
+    k.head = bt_head(p, n);
+    k.hash = bt_key_hash(k.head, p, n);
+    return k;
+}
+
+/* Start loading the lines a lookup of ``k`` reads first (its tag and its slot), so that
+ * they arrive while other work is done: the lookups of consecutive pieces then overlap
+ * their memory latency instead of paying it one after another. */
+static inline void bt_bytes_prefetch(const bt_bytesmap *m, bt_key k) {
+    size_t i = k.hash & m->mask;
+    __builtin_prefetch(&m->tags[i]);
+    __builtin_prefetch(&m->slots[i]);
+}
+
+static inline int32_t bt_bytes_get_hashed(const bt_bytesmap *m, const unsigned char *p, size_t n,
+                                          bt_key k) {
+    uint64_t head = k.head, h = k.hash;
+    uint16_t tag = bt_tag16(h);
+    size_t i = h & m->mask;
+    for (;;) {
+        uint16_t t = m->tags[i];
+        if (t == tag && bt_slot_is(m, &m->slots[i], head, p, n)) return m->slots[i].id;
+        if (t == 0) return -1;
+        i = (i + 1) & m->mask;
+    }
 }
 
 static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p, size_t n) {
@@ -204,10 +240,36 @@ static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p,
     size_t i = h & m->mask;
     for (;;) {
         uint16_t t = m->tags[i];
-        if (t == tag && bt_slot_is(&m->slots[i], head, p, n)) return m->slots[i].id;
+        if (t == tag && bt_slot_is(m, &m->slots[i], head, p, n)) return m->slots[i].id;
         if (t == 0) return -1;
         i = (i + 1) & m->mask;
     }
+}
+
+/* ------------------------------------------------------------ token filters
+ *
+ * One bit per hash of a byte string (FNV-1a, then a multiply for the bit index): a set
+ * of every mergeable token of 3 bytes or more (and one of all their prefixes, for the
+ * backtracking encoder) small enough to stay in L2. A clear bit proves absence; a set
+ * one only says "look in the table". */
+
+#define BT_FILTER_SEED 0xcbf29ce484222325ULL
+#define BT_TOKEN_BITS 21   /* 256 KiB */
+#define BT_PREFIX_BITS 22  /* 512 KiB */
+
+static inline uint64_t bt_filter_step(uint64_t h, unsigned char b) {
+    return (h ^ b) * 0x100000001b3ULL;
+}
+
+static inline uint64_t bt_filter_bit(uint64_t h, unsigned bits) {
+    return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
+}
+
+static inline int bt_filter_has(const uint64_t *filter, const unsigned char *p, size_t n) {
+    uint64_t h = BT_FILTER_SEED;
+    for (size_t k = 0; k < n; k++) h = bt_filter_step(h, p[k]);
+    uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
+    return (int)(filter[bit >> 6] >> (bit & 63) & 1);
 }
 
 /* ------------------------------------------------------------ tiktoken rank files */

@@ -24,7 +24,7 @@ from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
-from .artifact import rank_file_bytes, tiktoken_artifact
+from .formats import rank_file_bytes, tiktoken_artifact
 from .errors import DisallowedSpecialToken, SpecialTokenInText, UnknownTokenId
 from .offsets import Units
 from .tokenizer import Tokenizer, repair_surrogates
@@ -248,7 +248,8 @@ class Encoding:
     @property
     def _mergeable_ranks(self) -> dict[bytes, int]:
         """Ordinary token bytes -> id. Built on first use from the loaded vocabulary
-        (about 0.3 s for 200k tokens), since most callers never ask for it."""
+        (a dict of every token: slow for a large vocabulary), since most callers never ask
+        for it."""
         if self._ranks is None:
             ranks: dict[bytes, int] = {}
             for token in range(self.n_vocab):

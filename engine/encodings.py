@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 
 from . import load as _load, bundled_names, bundled_root
-from .artifact import tiktoken_artifact
+from .formats import tiktoken_artifact
 from .encoding import Encoding
 from .presets import PRESETS
 from .tokenizer import Tokenizer

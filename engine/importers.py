@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .artifact import _added_token_text
+from .formats import added_token_text
 from .errors import ArtifactError
 from .manifest import write_artifact
 from .presets import PRESETS
@@ -76,9 +76,9 @@ def import_hf(directory: str | Path, root: str | Path, name: str, version: str, 
         root, name, version, files, format="hf_tokenizer_json", tokenizer_file="tokenizer.json",
         tokenizer_config_file="tokenizer_config.json" if "tokenizer_config.json" in files else None,
         chat_templates=templates, **default,
-        bos_token=_added_token_text(config.get("bos_token")),
-        eos_token=_added_token_text(config.get("eos_token")),
-        pad_token=_added_token_text(config.get("pad_token")),
+        bos_token=added_token_text(config.get("bos_token")),
+        eos_token=added_token_text(config.get("eos_token")),
+        pad_token=added_token_text(config.get("pad_token")),
         add_bos_token=bool(config.get("add_bos_token", False)),
         add_eos_token=bool(config.get("add_eos_token", False)),
         model_max_length=config.get("model_max_length"),

@@ -13,11 +13,18 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from .artifact import MANIFEST, load_directory, sha256_hex
+from .artifact import MANIFEST, sha256_hex
+from .formats import load_directory
 from .errors import ArtifactError
 from .tokenizer import Tokenizer
 
 _DIGITS = re.compile(r"(\d+)")
+
+#: An artifact version's ``manifest.json``: ``name``, ``version``, ``format``,
+#: ``tokenizer_file``, ``files`` (name -> sha256, every file verified at load),
+#: ``chat_templates``, the settings that change ids, ``source``, ``license``, and the
+#: ``vocab_size``, ``special_tokens`` and ``tokenizer_hash`` found by loading it.
+Manifest = dict[str, Any]
 
 
 def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
@@ -41,7 +48,7 @@ def write_artifact(
     chat_templates: dict[str, str | Path] | None = None,
     default_chat_template: str | None = None,
     **fields: Any,
-) -> dict[str, Any]:
+) -> Manifest:
     """Copy ``files`` (name in the artifact -> source path) into ``root/name/version``.
 
     ``chat_templates`` maps template names to Jinja sources (a ``Path`` is copied, a

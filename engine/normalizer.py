@@ -21,10 +21,7 @@ import regex
 from .errors import UnsupportedArtifact
 from .normalization_tables import UNKNOWN_TO_TOKENIZERS
 
-try:  # newer Unicode data than the interpreter's, like the Rust references
-    import unicodedata2 as unicodedata
-except ImportError:  # pragma: no cover - depends on the environment
-    import unicodedata
+import unicodedata2 as unicodedata  # newer Unicode data than the interpreter's
 
 _FORMS = {"NFC", "NFKC", "NFD", "NFKD"}
 

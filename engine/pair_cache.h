@@ -5,9 +5,7 @@
  * most non-Latin scripts). Each answer from the vocabulary's own table costs a hash
  * of the bytes and a probe into tables far larger than L2; the same few thousand
  * pairs come back over and over. A direct-mapped table of 32,768 16-byte entries
- * (512 KiB) answers most of those from L2. On cold o200k_base CJK, 16,384, 32,768 and
- * 65,536 entries measured within this machine's noise (about 5%) of each other;
- * 131,072 (2 MiB, all of L2) made English 5-8% slower.
+ * (512 KiB) answers most of those from L2 (the sizes tried are in benchmarks/README.md).
  *
  * Exact by construction: the key is the full pair of ids, and the answer for a pair is
  * a pure function of the model, so an entry is either absent or right. Keys carry the
@@ -46,13 +44,22 @@ inline Entry *table() {
     return entries;
 }
 
+/* The backtracking encoder's "is this pair of tokens valid" answers (backtrack.h):
+ * the same keys, a table of their own (value 1 or 0), 8,192 entries (128 KiB). */
+const unsigned VALID_BITS = 13;
+
+inline Entry *valid_table() {
+    static thread_local Entry entries[1u << VALID_BITS];
+    return entries;
+}
+
 inline std::atomic<uint64_t> &serials() {
     static std::atomic<uint64_t> next(1);
     return next;
 }
 
-inline unsigned slot(uint64_t key) {
-    return (unsigned)((key * 0x9E3779B97F4A7C15ULL) >> (64 - BITS));
+inline unsigned slot(uint64_t key, unsigned bits) {
+    return (unsigned)((key * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
 }
 
 inline uint64_t pack(uint64_t owner, int32_t a, int32_t b) {
@@ -70,26 +77,29 @@ static inline uint64_t pc_new_owner(size_t vocab_size) {
 }
 
 /* This thread's table. Fetched once per encode call and passed down: in a dlopen'ed
- * module every thread_local access is a call to __tls_get_addr, which cost 2.6% of
- * the time on CJK when it was made per lookup. */
+ * module every thread_local access is a call to __tls_get_addr, which showed in
+ * profiles when it was made per lookup. */
 static inline pair_cache::Entry *pc_table() { return pair_cache::table(); }
+
+/* The same for the backtracking encoder's pair-validity table. */
+static inline pair_cache::Entry *pc_valid_table() { return pair_cache::valid_table(); }
 
 /* 1 and *value set when the pair (a, b) of model ``owner`` is cached. */
 static inline int pc_get(const pair_cache::Entry *table, uint64_t owner, int32_t a,
-                         int32_t b, uint64_t *value) {
+                         int32_t b, uint64_t *value, unsigned bits = pair_cache::BITS) {
     if (!owner) return 0;
     uint64_t key = pair_cache::pack(owner, a, b);
-    const pair_cache::Entry &e = table[pair_cache::slot(key)];
+    const pair_cache::Entry &e = table[pair_cache::slot(key, bits)];
     if (e.key != key) return 0;
     *value = e.value;
     return 1;
 }
 
 static inline void pc_put(pair_cache::Entry *table, uint64_t owner, int32_t a, int32_t b,
-                          uint64_t value) {
+                          uint64_t value, unsigned bits = pair_cache::BITS) {
     if (!owner) return;
     uint64_t key = pair_cache::pack(owner, a, b);
-    pair_cache::Entry &e = table[pair_cache::slot(key)];
+    pair_cache::Entry &e = table[pair_cache::slot(key, bits)];
     e.key = key;
     e.value = value;
 }

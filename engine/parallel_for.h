@@ -3,10 +3,9 @@
  * Why not OpenMP: it needs -fopenmp and libgomp, which not every compiler the README
  * promises ships (Apple clang does not). std::thread is part of C++11.
  *
- * Why a persistent pool: starting a thread per call made a warm 2-thread batch of 64
- * one-kilobyte texts slower than one thread (508 us against 301 us): thread creation,
- * a fresh malloc arena, and the thread-local pair cache (pair_cache.h) starting empty
- * every time. The workers are started on first use and then wait for work; their
+ * Why a persistent pool: starting a thread per call made a warm 2-thread batch of
+ * short texts slower than one thread: thread creation, a fresh malloc arena, and the
+ * thread-local pair cache (pair_cache.h) starting empty every time. The workers are started on first use and then wait for work; their
  * caches stay warm between calls.
  *
  * Items are handed out one at a time from an atomic counter, so a few long texts among

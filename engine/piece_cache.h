@@ -23,23 +23,23 @@
  * Admission: a piece is cached on its second sighting. On new text nearly every
  * multi-token piece comes once, and caching it on first sight costs a lookup that
  * misses (a probe into a table far larger than L2) and an insert (a shard lock, two
- * arena writes) for nothing: on a cold o200k_base pass over 1 MB the cache made
- * English and CJK 5-10% slower than no cache. So the first sighting only sets a bit in
+ * arena writes) for nothing: on a cold pass the cache made English and CJK slower
+ * than no cache at all. So the first sighting only sets a bit in
  * a 128 KiB filter (``seen_before``), one bit per hash, emptied when a quarter of its
  * bits are set. A false "seen" caches a piece one sighting early and a forgotten one is
  * merged once more; neither can change an id, and neither can a lost bit when two
  * threads set bits of one word at once (relaxed loads and stores, no lock). The filter
  * belongs to the model, not the thread: a per-thread filter never admitted a piece
- * that two batch workers met once each, and 2-thread warm batches lost a quarter of
- * their hits. It must span more distinct pieces than the cache holds, or a text
- * repeated with a longer period than the filter's is never admitted (a 16 KiB filter
- * made the warm loop 30% slower).
+ * that two batch workers met once each, and 2-thread warm batches lost many of their
+ * hits. It must span more distinct pieces than the cache holds, or a text repeated
+ * with a longer period than the filter's is never admitted.
  */
 #ifndef TOKSERVE_PIECE_CACHE_H
 #define TOKSERVE_PIECE_CACHE_H
 
 #include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -55,10 +55,10 @@ public:
 
     static const unsigned SEEN_BITS = 20;  /* 1,048,576 bits */
 
+    /* Off (capacity 0) until ``set_capacity``. Tables come from calloc: zero is empty,
+     * and untouched pages cost no memory, so a cache takes memory as it fills. */
     PieceCache() : hits_(0), misses_(0), seen_marks_(0) {
-        seen_.reset(new std::atomic<uint64_t>[(1u << SEEN_BITS) / 64]);
-        wipe_seen();
-        set_capacity(65536);
+        seen_.reset(zeroed<std::atomic<uint64_t>>((1u << SEEN_BITS) / 64));
     }
 
     bool enabled() const { return per_shard_ != 0; }
@@ -74,19 +74,22 @@ public:
             Shard &s = shards_[i];
             std::lock_guard<std::mutex> guard(s.lock);
             s.n_slots = per_shard_ ? slots : 0;
-            s.slots.reset(s.n_slots ? new Slot[s.n_slots] : nullptr);
-            s.arena_size = per_shard_ ? limit : 0;
-            s.arena.reset(s.arena_size ? new unsigned char[s.arena_size] : nullptr);
-            wipe(s);
+            s.slots.reset(s.n_slots ? zeroed<Slot>(s.n_slots) : nullptr);
+            s.arena_size = per_shard_ && s.slots ? limit : 0;
+            s.arena.reset(s.arena_size ? zeroed<unsigned char>(s.arena_size) : nullptr);
+            if (!s.arena) s.n_slots = s.arena_size = 0;  /* out of memory: this shard is off */
+            s.used = s.count = 0;
         }
     }
 
     /* The key hash get() and put() take: computed once per piece by the caller, which
      * also feeds it to the admission filter (seen_before). Never 0 (0 = empty). */
     static uint64_t hash_of(const unsigned char *p, size_t n) {
-        uint64_t h = bt_key_hash(bt_head(p, n), p, n);
-        return h ? h : 1;
+        return nonzero(bt_key_hash(bt_head(p, n), p, n));
     }
+
+    /* A bt_key_hash made a valid key: this cache's hash is that hash, 0 moved to 1. */
+    static uint64_t nonzero(uint64_t h) { return h ? h : 1; }
 
     /* Appends the cached ids of piece p[0:n] (hash h) to *out; false (and *out untouched) on a
      * miss, including a lookup that overlapped a writer. */
@@ -194,17 +197,24 @@ public:
     uint64_t misses() const { return misses_.load(std::memory_order_relaxed); }
 
 private:
-    struct Slot {
-        std::atomic<uint64_t> hash{0};  /* 0 = empty; hash_of never returns 0 */
-        std::atomic<uint64_t> meta{0};  /* arena offset << 32 | key length << 16 | id count */
+    struct Slot {  /* all-zero bytes: empty (calloc) */
+        std::atomic<uint64_t> hash;  /* 0 = empty; hash_of never returns 0 */
+        std::atomic<uint64_t> meta;  /* arena offset << 32 | key length << 16 | id count */
     };
+
+    struct Free {
+        void operator()(void *p) const { free(p); }
+    };
+
+    template <class T>
+    static T *zeroed(size_t n) { return (T *)calloc(n, sizeof(T)); }
 
     struct alignas(64) Shard {
         std::atomic<uint64_t> seq{0};
         std::mutex lock;  /* writers only */
-        std::unique_ptr<Slot[]> slots;
+        std::unique_ptr<Slot[], Free> slots;
         size_t n_slots = 0;
-        std::unique_ptr<unsigned char[]> arena;
+        std::unique_ptr<unsigned char[], Free> arena;
         size_t arena_size = 0;
         size_t used = 0;   /* writer state, under lock */
         size_t count = 0;
@@ -228,7 +238,7 @@ private:
     Shard shards_[SHARDS];
     size_t per_shard_ = 0;
     std::atomic<uint64_t> hits_, misses_;
-    std::unique_ptr<std::atomic<uint64_t>[]> seen_;
+    std::unique_ptr<std::atomic<uint64_t>[], Free> seen_;
     std::atomic<uint64_t> seen_marks_;
 };
 

@@ -36,8 +36,8 @@
  * The bigram table is a one-bit-per-hash filter (2^20 bits, 128 KiB), not a set: a
  * false "present" only forgoes a cut, which costs speed, never ids, and a boundary
  * check is one multiply and one load that stays in L2. o200k_base sets 21k bits (2%
- * of boundaries lose their cut); a hash set of the same pairs cost 30 ms of load time
- * and 12% of the encode time of texts where few boundaries can be cut.
+ * of boundaries lose their cut); a hash set of the same pairs cost load time and
+ * encode time on texts where few boundaries can be cut.
  *
  * Measured on the benchmark corpus: 44% of the character boundaries of CJK text can be
  * cut for o200k_base (parts of 1.9 characters on average), 57% for cl100k_base; 2%
@@ -55,33 +55,72 @@
 
 #include "bpe_tables.h"
 
+/* The splitter's tables, as they lie in the model's image (bpe_image.h). */
+struct SplitTables {
+    const uint64_t *bigrams;  /* 2^BIGRAM_BITS bits */
+    const uint64_t *edges;    /* 65,536 bits */
+    bt_u64map runs, tails;
+};
+
 class PieceSplitter {
 public:
     static const unsigned BIGRAM_BITS = 20;
+    static const size_t BIGRAM_WORDS = (1u << BIGRAM_BITS) / 64;
+    static const size_t EDGE_WORDS = 65536 / 64;
 
-    PieceSplitter() : bigrams_(new uint64_t[(1u << BIGRAM_BITS) / 64]) {}
-    ~PieceSplitter() { release(); }
-    PieceSplitter(const PieceSplitter &) = delete;
-    PieceSplitter &operator=(const PieceSplitter &) = delete;
-
-    /* From every token the merge loop can produce (mergeable[id] != 0). Returns 0, or -1
-     * when out of memory (the splitter is then off; the model refuses to load). */
-    int build(const unsigned char *arena, const size_t *start, const uint32_t *len,
-              const char *mergeable, size_t n_ids) {
-        release();
-        memset(edge_filter_, 0, sizeof edge_filter_);
-        memset(bigrams_.get(), 0, (1u << BIGRAM_BITS) / 8);
+    /* Build side: every token the merge loop can produce goes through ``collect``; the
+     * image then holds ``bigrams``/``edges`` as they are and tables of ``runs``/``tails``. */
+    struct Build {
+        std::vector<uint64_t> bigrams = std::vector<uint64_t>(BIGRAM_WORDS, 0);
+        std::vector<uint64_t> edges = std::vector<uint64_t>(EDGE_WORDS, 0);
         std::vector<uint64_t> runs, tails;
-        for (size_t id = 0; id < n_ids; id++) {
-            if (!mergeable[id]) continue;
-            collect(arena + start[id], len[id], &runs, &tails);
+
+        void collect(const unsigned char *t, size_t n) {
+            /* (b) leading run of continuation bytes, then one more byte */
+            size_t run = 0;
+            while (run < n && is_cont(t[run])) run++;
+            if (run >= 1 && run <= 3 && n > run) {
+                runs.push_back(edge_key(t, run, t[run]));
+                mark(&edges, edge_bit(t[run - 1], t[run]));
+            }
+            /* (c) trailing incomplete character, preceded by one more byte */
+            size_t back = 0;
+            while (back < 3 && back < n && is_cont(t[n - 1 - back])) back++;
+            if (back < n) {
+                int want = tail_count(t[n - 1 - back]);
+                size_t plen = back + 1;
+                if (want > 0 && (size_t)want > back && n > plen) {
+                    tails.push_back(edge_key(t + n - plen, plen, t[n - plen - 1]));
+                    mark(&edges, edge_bit(t[n - plen - 1], t[n - plen]));
+                }
+            }
+            /* (a) adjacent complete characters */
+            bool have_prev = false;
+            uint32_t prev = 0;
+            size_t i = 0;
+            while (i < n) {
+                uint32_t cp;
+                size_t len = char_at(t, i, n, &cp);
+                if (!len) {
+                    have_prev = false;
+                    i++;
+                    continue;
+                }
+                if (have_prev && (prev >= 0x80 || cp >= 0x80)) mark(&bigrams, bigram_bit(prev, cp));
+                prev = cp;
+                have_prev = true;
+                i += len;
+            }
         }
-        if (!fill(&runs_, runs) || !fill(&tails_, tails)) {
-            release();
-            return -1;
+
+        static void mark(std::vector<uint64_t> *bits, unsigned i) {
+            (*bits)[i >> 6] |= 1ULL << (i & 63);
         }
+    };
+
+    void attach(const SplitTables &tables) {
+        t_ = tables;
         ready_ = true;
-        return 0;
     }
 
     bool ready() const { return ready_; }
@@ -103,6 +142,13 @@ public:
             k += y_len;
         }
         return n;
+    }
+
+    /* Up to 3 bytes, their count and one more byte, packed (never all ones). */
+    static uint64_t edge_key(const unsigned char *bytes, size_t count, unsigned char other) {
+        uint64_t key = 0;
+        for (size_t i = 0; i < count; i++) key |= (uint64_t)bytes[i] << (8 * i);
+        return key | (uint64_t)count << 24 | (uint64_t)other << 32;
     }
 
 private:
@@ -136,101 +182,26 @@ private:
         return (unsigned)((key * 0x9E3779B97F4A7C15ULL) >> (64 - BIGRAM_BITS));
     }
 
-    void mark_bigram(uint32_t x, uint32_t y) {
-        unsigned i = bigram_bit(x, y);
-        bigrams_[i >> 6] |= 1ULL << (i & 63);
-    }
-
-    bool bigram_possible(uint32_t x, uint32_t y) const {
-        unsigned i = bigram_bit(x, y);
-        return bigrams_[i >> 6] >> (i & 63) & 1;
-    }
-
-    /* Up to 3 bytes, their count and one more byte, packed (never all ones). */
-    static uint64_t edge_key(const unsigned char *bytes, size_t count, unsigned char other) {
-        uint64_t key = 0;
-        for (size_t i = 0; i < count; i++) key |= (uint64_t)bytes[i] << (8 * i);
-        return key | (uint64_t)count << 24 | (uint64_t)other << 32;
-    }
-
     /* Cases (b) and (c) both involve X's last byte and Y's first byte; this 64k-bit
      * filter over that pair rules nearly every boundary out of both with one load. */
-    void mark_edge(unsigned char last, unsigned char first) {
-        unsigned i = (unsigned)last << 8 | first;
-        edge_filter_[i >> 6] |= 1ULL << (i & 63);
+    static unsigned edge_bit(unsigned char last, unsigned char first) {
+        return (unsigned)last << 8 | first;
     }
 
-    bool edge_possible(unsigned char last, unsigned char first) const {
-        unsigned i = (unsigned)last << 8 | first;
-        return edge_filter_[i >> 6] >> (i & 63) & 1;
-    }
-
-    void collect(const unsigned char *t, size_t n, std::vector<uint64_t> *runs,
-                 std::vector<uint64_t> *tails) {
-        /* (b) leading run of continuation bytes, then one more byte */
-        size_t run = 0;
-        while (run < n && is_cont(t[run])) run++;
-        if (run >= 1 && run <= 3 && n > run) {
-            runs->push_back(edge_key(t, run, t[run]));
-            mark_edge(t[run - 1], t[run]);
-        }
-        /* (c) trailing incomplete character, preceded by one more byte */
-        size_t back = 0;
-        while (back < 3 && back < n && is_cont(t[n - 1 - back])) back++;
-        if (back < n) {
-            int want = tail_count(t[n - 1 - back]);
-            size_t plen = back + 1;
-            if (want > 0 && (size_t)want > back && n > plen) {
-                tails->push_back(edge_key(t + n - plen, plen, t[n - plen - 1]));
-                mark_edge(t[n - plen - 1], t[n - plen]);
-            }
-        }
-        /* (a) adjacent complete characters */
-        bool have_prev = false;
-        uint32_t prev = 0;
-        size_t i = 0;
-        while (i < n) {
-            uint32_t cp;
-            size_t len = char_at(t, i, n, &cp);
-            if (!len) {
-                have_prev = false;
-                i++;
-                continue;
-            }
-            if (have_prev && (prev >= 0x80 || cp >= 0x80)) mark_bigram(prev, cp);
-            prev = cp;
-            have_prev = true;
-            i += len;
-        }
-    }
-
-    static bool fill(bt_u64map *m, const std::vector<uint64_t> &keys) {
-        if (bt_u64_init(m, keys.size()) != 0) return false;
-        for (uint64_t key : keys) bt_u64_put_new(m, key, 1);
-        return true;
-    }
+    static bool has(const uint64_t *bits, unsigned i) { return bits[i >> 6] >> (i & 63) & 1; }
 
     bool cuttable(const unsigned char *x, size_t x_len, uint32_t x_cp, const unsigned char *y,
                   size_t y_len, uint32_t y_cp) const {
-        if ((x_cp < 0x80 && y_cp < 0x80) || bigram_possible(x_cp, y_cp)) return false;
-        if (!edge_possible(x[x_len - 1], y[0])) return true;
+        if ((x_cp < 0x80 && y_cp < 0x80) || has(t_.bigrams, bigram_bit(x_cp, y_cp))) return false;
+        if (!has(t_.edges, edge_bit(x[x_len - 1], y[0]))) return true;
         for (size_t s = 1; s < x_len; s++)  /* (b): X's proper suffixes, then Y[0] */
-            if (bt_u64_get(&runs_, edge_key(x + s, x_len - s, y[0])) != BT_EMPTY) return false;
+            if (bt_u64_get(&t_.runs, edge_key(x + s, x_len - s, y[0])) != BT_EMPTY) return false;
         for (size_t s = 1; s < y_len; s++)  /* (c): X's last byte, then Y's proper prefixes */
-            if (bt_u64_get(&tails_, edge_key(y, s, x[x_len - 1])) != BT_EMPTY) return false;
+            if (bt_u64_get(&t_.tails, edge_key(y, s, x[x_len - 1])) != BT_EMPTY) return false;
         return true;
     }
 
-    void release() {
-        if (runs_.slots) bt_u64_free(&runs_);
-        if (tails_.slots) bt_u64_free(&tails_);
-        ready_ = false;
-    }
-
-    std::unique_ptr<uint64_t[]> bigrams_;
-    bt_u64map runs_ = {nullptr, 0, 0};
-    bt_u64map tails_ = {nullptr, 0, 0};
-    uint64_t edge_filter_[65536 / 64];
+    SplitTables t_ = {nullptr, nullptr, {nullptr, 0, 0}, {nullptr, 0, 0}};
     bool ready_ = false;
 };
 

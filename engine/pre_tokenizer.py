@@ -2,9 +2,10 @@
 
 Two implementations of one contract ("exactly the pieces of the artifact's regex"):
 
-* the compiled scanner (``pretok_scan.h``), selected by ``family`` when the pattern is
-  one of the known families (cl100k, o200k, Llama 3, Qwen, tekken, DeepSeek-V4); it runs
-  inside the BPE model's nogil loop, so no Python object is made per piece;
+* the compiled scanner (``pretok_scan.h``), selected by ``family`` when the spec is one
+  patterns.py defines with a scanner (cl100k, o200k, Llama 3, Qwen, tekken,
+  DeepSeek-V4); it runs inside the BPE model's nogil loop, so no Python object is made
+  per piece;
 * the ``regex`` module for any other pattern or pre-tokenizer tree, with the pattern
   adapted to the reference's Unicode version and ``$`` semantics (``unicode_compat``).
 
@@ -22,23 +23,14 @@ from typing import Any
 
 import regex
 
-from .errors import UnsupportedArtifact
+from .errors import ArtifactError, UnsupportedArtifact
+from .numeric_tables import RUST_NUMERIC
+from .patterns import BYTE_LEVEL, family_for_pre_tokenizer
+from .unicode_compat import adapt_pattern
 
-try:
-    from . import _scan  # compiled scanner families (optional at import time)
-except ImportError:  # pragma: no cover - only before the extension is built
-    _scan = None
+# tokenizers' Digits: a character class of Rust's char::is_numeric (numeric_tables.py)
+_NUMERIC = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in RUST_NUMERIC) + "]"
 
-try:
-    from .unicode_compat import adapt_pattern
-except ImportError:  # pragma: no cover - generic fallback
-
-    def adapt_pattern(pattern: str, reference: str) -> str:
-        return pattern
-
-
-# GPT-2's pattern, which ByteLevel(use_regex=True) applies.
-_GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
 
 class PreTokenizer:
@@ -51,9 +43,10 @@ class PreTokenizer:
     """
 
     def __init__(self, spec: dict[str, Any], reference: str) -> None:
+        check_spec(spec)
         self.reference = reference
         self.spec = spec
-        self.family = _family_for(spec, reference)
+        self.family = family_for_pre_tokenizer(spec, reference)
         if self.family < 0:
             self._steps  # noqa: B018 - compile (and validate) now
         self.adds_prefix_space = _adds_prefix_space(spec)
@@ -74,14 +67,16 @@ class PreTokenizer:
             pieces = _apply(step, pieces)
         return pieces
 
-    def encode_input(self, text: str) -> tuple[bytes, list[int] | None, list[int]]:
-        """``(data, ends, inserted)`` for the BPE model.
+    def encode_input(self, text: str, data: bytes | None = None
+                     ) -> tuple[bytes, list[int] | None, list[int]]:
+        """``(data, ends, inserted)`` for the BPE model (``data``: the UTF-8 of
+        ``text`` when the caller has it already).
 
         ``ends`` is None when the compiled scanner will split ``data`` itself.
         ``inserted`` lists positions in ``data`` of bytes that are not in the text.
         """
         if self.family >= 0:
-            return text.encode("utf-8"), None, []
+            return text.encode("utf-8") if data is None else data, None, []
         if self._findall is not None:
             # one regex over the whole segment (tiktoken-style pattern): piece ends come
             # from the match lengths; the pattern covers every character, checked below
@@ -106,16 +101,43 @@ class PreTokenizer:
         return b"".join(parts), ends, inserted
 
 
-def _family_for(spec: dict[str, Any], reference: str) -> int:
-    if _scan is None:
-        return -1
-    try:
-        if spec.get("type") == "Pattern":
-            return _scan.family_for_pattern(spec["pattern"], reference)
-        finder = getattr(_scan, "family_for_pre_tokenizer", None)
-        return finder(spec, reference) if finder else -1
-    except Exception:  # an unknown shape simply means "use the fallback"
-        return -1
+_BEHAVIORS = ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext", "Contiguous")
+
+
+def check_spec(spec: Any, where: str = "pre_tokenizer") -> None:
+    """Raise for a spec that is not a well-formed pre-tokenizer tree.
+
+    Raises:
+        ArtifactError: a malformed node (naming where it is and what is wrong).
+        UnsupportedArtifact: a well-formed node of a kind the engine does not implement.
+    """
+    if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+        raise ArtifactError(f"{where}: expected an object with a 'type', got {spec!r:.80}")
+    kind = spec["type"]
+
+    def need(key: str, types: type | tuple[type, ...]) -> Any:
+        value = spec.get(key)
+        if not isinstance(value, types):
+            raise ArtifactError(f"{where} ({kind}): {key!r} must be "
+                                f"{getattr(types, '__name__', types)}, got {value!r:.80}")
+        return value
+
+    if kind == "Pattern":
+        need("pattern", str)
+    elif kind == "Sequence":
+        for i, child in enumerate(need("pretokenizers", list)):
+            check_spec(child, f"{where}.pretokenizers[{i}]")
+    elif kind == "Split":
+        pattern = need("pattern", dict)
+        if len(pattern) != 1 or not isinstance(next(iter(pattern.values())), str):
+            raise ArtifactError(f"{where} (Split): pattern must be {{'Regex': str}} or "
+                                f"{{'String': str}}, got {pattern!r:.80}")
+        if set(pattern) - {"Regex", "String"}:
+            raise UnsupportedArtifact(f"Split pattern {pattern!r}")
+        if spec.get("behavior", "Isolated") not in _BEHAVIORS:
+            raise UnsupportedArtifact(f"Split behavior {spec.get('behavior')!r}")
+    elif kind not in ("ByteLevel", "Digits"):
+        raise UnsupportedArtifact(f"pre_tokenizer {kind!r}")
 
 
 def _adds_prefix_space(spec: dict[str, Any]) -> bool:
@@ -130,31 +152,23 @@ def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
         return [("findall", regex.compile(adapt_pattern(spec["pattern"], reference)))]
     if kind == "Sequence":
         steps: list[tuple] = []
-        for child in spec.get("pretokenizers", []):
+        for child in spec["pretokenizers"]:
             steps.extend(_compile(child, reference))
         return steps
     if kind == "Split":
-        pattern = spec.get("pattern", {})
-        if "Regex" in pattern:
-            rx = regex.compile(adapt_pattern(pattern["Regex"], reference))
-        elif "String" in pattern:
-            rx = regex.compile(regex.escape(pattern["String"]))
-        else:
-            raise UnsupportedArtifact(f"Split pattern {pattern!r}")
-        behavior = spec.get("behavior", "Isolated")
-        if behavior not in ("Isolated", "Removed", "MergedWithPrevious", "MergedWithNext",
-                            "Contiguous"):
-            raise UnsupportedArtifact(f"Split behavior {behavior!r}")
-        return [("split", rx, behavior, bool(spec.get("invert", False)))]
+        pattern = spec["pattern"]
+        rx = (regex.compile(adapt_pattern(pattern["Regex"], reference)) if "Regex" in pattern
+              else regex.compile(regex.escape(pattern["String"])))
+        return [("split", rx, spec.get("behavior", "Isolated"), bool(spec.get("invert", False)))]
     if kind == "Digits":
-        # Rust's char::is_numeric, not Oniguruma: Unicode 17 in tokenizers 0.23, which is
-        # the regex module's \p{N} as is (checked over every code point in the tests)
-        rx = regex.compile(r"\p{N}" if spec.get("individual_digits") else r"\p{N}+")
+        # Rust's char::is_numeric, not Oniguruma's \p{N} nor the regex module's (each has
+        # its own Unicode version): the generated table (checked over every code point)
+        rx = regex.compile(_NUMERIC + ("" if spec.get("individual_digits") else "+"))
         return [("split", rx, "Isolated", False)]
     if kind == "ByteLevel":
         steps = [("prefix",)] if spec.get("add_prefix_space") else []
         if spec.get("use_regex", True):
-            steps.append(("split", regex.compile(adapt_pattern(_GPT2_PATTERN, reference)),
+            steps.append(("split", regex.compile(adapt_pattern(BYTE_LEVEL.text, reference)),
                           "Isolated", False))
         return steps
     raise UnsupportedArtifact(f"pre_tokenizer {kind!r}")

@@ -2,45 +2,16 @@
 
 A ``.tiktoken`` file holds only ``base64(token) rank`` lines; the pre-tokenizer pattern
 and the special tokens live in the reference implementation's code. These are the
-published facts for the vocabularies we support, so that ``engine.load(path,
-preset=...)`` reproduces exactly what tiktoken builds for the same file.
+published facts for the vocabularies we support, so that ``tokserve.load(path,
+preset=...)`` reproduces exactly what tiktoken builds for the same file. The patterns
+themselves are defined in patterns.py, next to the scanner that reproduces each.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-
-O200K_PATTERN = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-
-# GPT-2's pattern as tiktoken writes it (possessive form, same pieces as the original
-# ``'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+``);
-# shared by gpt2, r50k_base, p50k_base and p50k_edit.
-R50K_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-
-LLAMA3_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
-
-QWEN_PATTERN = (
-    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-    r"""|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
+from .patterns import CL100K, LLAMA3, O200K, QWEN, R50K
 
 
 def _llama3_specials(first_id: int = 128000) -> dict[str, int]:
@@ -104,16 +75,16 @@ PRESETS: dict[str, Preset] = {
     # import exactly: `tokserve artifact import --preset r50k_base r50k_base.tiktoken`.
     # gpt2 is r50k_base's ranks (tiktoken builds it from GPT-2's encoder.json/vocab.bpe,
     # which hold the same 50,256 tokens), so it imports from the same rank file.
-    "gpt2": Preset("gpt2", R50K_PATTERN, dict(_ENDOFTEXT_50K), eos_token="<|endoftext|>"),
-    "r50k_base": Preset("r50k_base", R50K_PATTERN, dict(_ENDOFTEXT_50K),
+    "gpt2": Preset("gpt2", R50K.text, dict(_ENDOFTEXT_50K), eos_token="<|endoftext|>"),
+    "r50k_base": Preset("r50k_base", R50K.text, dict(_ENDOFTEXT_50K),
                         eos_token="<|endoftext|>"),
-    "p50k_base": Preset("p50k_base", R50K_PATTERN, dict(_ENDOFTEXT_50K),
+    "p50k_base": Preset("p50k_base", R50K.text, dict(_ENDOFTEXT_50K),
                         eos_token="<|endoftext|>"),
-    "p50k_edit": Preset("p50k_edit", R50K_PATTERN, {**_ENDOFTEXT_50K, **_FIM_50K},
+    "p50k_edit": Preset("p50k_edit", R50K.text, {**_ENDOFTEXT_50K, **_FIM_50K},
                         eos_token="<|endoftext|>"),
     "cl100k_base": Preset(
         "cl100k_base",
-        CL100K_PATTERN,
+        CL100K.text,
         {
             "<|endoftext|>": 100257,
             "<|fim_prefix|>": 100258,
@@ -125,24 +96,24 @@ PRESETS: dict[str, Preset] = {
     ),
     "o200k_base": Preset(
         "o200k_base",
-        O200K_PATTERN,
+        O200K.text,
         {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
         eos_token="<|endoftext|>",
     ),
     "o200k_harmony": Preset(
         "o200k_harmony",
-        O200K_PATTERN,
+        O200K.text,
         _o200k_harmony_specials(),
         bos_token="<|startoftext|>",
         eos_token="<|return|>",
     ),
     "llama3": Preset(
         "llama3",
-        LLAMA3_PATTERN,
+        LLAMA3.text,
         _llama3_specials(),
         bos_token="<|begin_of_text|>",
         eos_token="<|end_of_text|>",
         add_bos_token=True,
     ),
-    "qwen": Preset("qwen", QWEN_PATTERN, _qwen_specials(), eos_token="<|endoftext|>"),
+    "qwen": Preset("qwen", QWEN.text, _qwen_specials(), eos_token="<|endoftext|>"),
 }

@@ -31,8 +31,8 @@ Invariants:
 
 from __future__ import annotations
 
-import argparse
 import base64
+import json
 import os
 import re
 import sys
@@ -45,6 +45,7 @@ from typing import Any, Iterable, Sequence
 
 from . import _trainer
 from .errors import EngineError
+from .manifest import Manifest
 from .presets import PRESETS
 
 _BLOCK = 4 << 20  # bytes read per block inside a task
@@ -121,10 +122,10 @@ class _Splitter:
     """Pre-tokenizes one block of corpus bytes into a ``PieceCounter``."""
 
     def __init__(self, pattern: str, special_tokens: Sequence[str]) -> None:
-        from . import _scan
+        from .patterns import family_for_pattern
         from .unicode_compat import adapt_pattern
 
-        self.family = _scan.family_for_pattern(pattern, "tiktoken")
+        self.family = family_for_pattern(pattern, "tiktoken")
         self.regex = None
         if self.family < 0:
             import regex
@@ -298,11 +299,12 @@ def count_pieces(corpus_files: Sequence[str], pattern: str, special_tokens: Sequ
 # ------------------------------------------------------------------ training
 
 
-def train(corpus_files: list[str], vocab_size: int, pattern: str, special_tokens: list[str],
-          *, progress: bool = True, num_workers: int | None = None) -> TrainResult:
-    """Train byte-level BPE ranks on ``corpus_files`` (see the module docstring).
+def learn(corpus_files: Sequence[str], vocab_size: int, pattern: str,
+          special_tokens: Sequence[str], *, progress: bool = False,
+          num_workers: int | None = None) -> TrainResult:
+    """Learn byte-level BPE ranks from ``corpus_files`` (see the module docstring).
 
-    ``vocab_size`` includes the 256 byte tokens and the special tokens; training stops
+    ``vocab_size`` includes the 256 byte tokens and the special tokens; learning stops
     earlier when no adjacent pair is left. ``pattern`` is a preset name or a regex.
 
     Raises:
@@ -349,64 +351,70 @@ def tiktoken_bytes(ranks: Iterable[bytes]) -> bytes:
 
 
 def write_artifact(result: TrainResult, root: str | os.PathLike, name: str, version: str,
-                   pattern: str, special_tokens: list[str]) -> dict[str, Any]:
-    """Write ``<root>/<name>/<version>/`` (``<name>.tiktoken`` + ``manifest.json``).
+                   pattern: str, special_tokens: Sequence[str], *,
+                   formats: Sequence[str] = ("tiktoken",)) -> Manifest:
+    """Write ``<root>/<name>/<version>/``: ``<name>.tiktoken`` and ``manifest.json``, and
+    with ``"hf"`` in ``formats`` also ``tokenizer.json`` (export.py: the same ids in
+    Hugging Face ``tokenizers``), hashed in the manifest like every file.
 
     Byte-identical for identical training results. Special tokens get the ids after the
-    ranks, in the given order. Refuses to overwrite an existing version (``ArtifactError``).
-    Returns the manifest.
+    ranks, in the given order. Refuses to overwrite an existing version (``ArtifactError``)
+    and a format it cannot write exactly (``UnsupportedArtifact``). Returns the manifest.
     """
+    from .export import hf_tokenizer_json
+    from .formats import tiktoken_artifact
     from .manifest import write_artifact as write_version
 
+    unknown = set(formats) - {"tiktoken", "hf"}
+    if unknown or "tiktoken" not in formats:
+        raise EngineError(f"formats must include 'tiktoken' and may add 'hf', not "
+                          f"{list(formats)!r}", formats=list(formats))
     regex_text = resolve_pattern(pattern)
     specials = {tok: len(result.ranks) + i for i, tok in enumerate(special_tokens)}
     fname = f"{name}.tiktoken"
+    ranks = tiktoken_bytes(result.ranks)
     with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / fname
-        src.write_bytes(tiktoken_bytes(result.ranks))
+        files = {fname: Path(tmp) / fname}
+        files[fname].write_bytes(ranks)
+        exports = {}
+        if "hf" in formats:
+            art = tiktoken_artifact(ranks, name=name, pattern=regex_text, special_tokens=specials)
+            files["tokenizer.json"] = Path(tmp) / "tokenizer.json"
+            files["tokenizer.json"].write_text(
+                json.dumps(hf_tokenizer_json(art), ensure_ascii=False) + "\n", encoding="utf-8")
+            exports["hf"] = "tokenizer.json"
         return write_version(
-            root, name, version, {fname: src}, format="tiktoken", tokenizer_file=fname,
+            root, name, version, files, format="tiktoken", tokenizer_file=fname,
             preset=None, pattern=regex_text, special_tokens=specials,
             bos_token=None, eos_token=None, pad_token=None,
             add_bos_token=False, add_eos_token=False, normalizer="none",
             model_max_length=None,
+            **({"exports": exports} if exports else {}),
             source=(f"tokserve train: byte-level BPE, {len(result.ranks)} ranks, "
                     f"{len(result.merges)} merges; tie-break: {TIE_BREAK}"),
             license=None,
         )
 
 
-# ------------------------------------------------------------------ CLI
+def train(corpus_files: Sequence[str], vocab_size: int, *, out: str | os.PathLike,
+          name: str, version: str, pattern: str = "o200k_base",
+          special_tokens: Sequence[str] = (), formats: Sequence[str] = ("tiktoken",),
+          progress: bool = False, num_workers: int | None = None) -> Manifest:
+    """Train a byte-level BPE tokenizer and write it as an artifact version.
 
+    ``learn`` then ``write_artifact``: ``<out>/<name>/<version>/`` holds the ranks, the
+    manifest and, with ``formats=("tiktoken", "hf")``, a ``tokenizer.json`` giving the
+    same ids. Returns the manifest (its ``tokenizer_hash`` comes from loading the result).
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``tokserve train``: train and write an artifact version; prints its directory and hash."""
-    ap = argparse.ArgumentParser(prog="tokserve train", description=(
-        "Train a byte-level BPE tokenizer and write a tiktoken-format artifact version."))
-    ap.add_argument("--corpus", nargs="+", required=True, metavar="FILE")
-    ap.add_argument("--vocab-size", type=int, required=True,
-                    help="total ids: 256 bytes + merges + special tokens")
-    ap.add_argument("--special-tokens", nargs="*", default=[], metavar="LITERAL")
-    ap.add_argument("--pattern", default="o200k_base",
-                    help=f"a preset ({', '.join(sorted(PRESETS))}) or a regex")
-    ap.add_argument("--name", required=True)
-    ap.add_argument("--version", required=True)
-    ap.add_argument("--out", required=True, metavar="ROOT", help="artifact root directory")
-    ap.add_argument("--workers", type=int, default=None)
-    ap.add_argument("--no-progress", action="store_true")
-    args = ap.parse_args(argv)
-    try:
-        result = train(args.corpus, args.vocab_size, args.pattern, args.special_tokens,
-                       progress=not args.no_progress, num_workers=args.workers)
-        manifest = write_artifact(result, args.out, args.name, args.version, args.pattern,
-                                  args.special_tokens)
-    except EngineError as exc:
-        print(f"tokserve train: {exc.message}", file=sys.stderr)
-        return 2
-    print(Path(args.out) / args.name / args.version)
-    print(manifest.get("tokenizer_hash", ""))
-    return 0
+    Example:
+        >>> manifest = train(["corpus.txt"], 8000, out="artifacts", name="mine",
+        ...                  version="1", special_tokens=["<|endoftext|>"])
+        >>> tokserve.load("artifacts/mine/1").encode("hello")
 
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
+    Raises:
+        EngineError: bad arguments or an unreadable corpus file; ArtifactError when the
+            version exists; UnsupportedArtifact for an export its pattern cannot make exact.
+    """
+    result = learn(corpus_files, vocab_size, pattern, special_tokens, progress=progress,
+                   num_workers=num_workers)
+    return write_artifact(result, out, name, version, pattern, special_tokens, formats=formats)

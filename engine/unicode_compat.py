@@ -38,6 +38,8 @@ from functools import lru_cache
 
 import regex
 
+from . import _scan
+
 REFERENCES = ("tiktoken", "tokenizers")
 
 # Bits of engine/unicode_tables.h
@@ -81,11 +83,7 @@ def _canonical(name: str) -> str | None:
 
 
 @lru_cache(maxsize=2)
-def _bits(reference: str) -> bytes | None:
-    try:
-        from . import _scan
-    except ImportError:  # extension not built: properties are left to regex (Unicode 17)
-        return None
+def _bits(reference: str) -> bytes:
     return _scan.property_bits(reference)
 
 
@@ -128,10 +126,7 @@ def category_ranges(cat: str, reference: str) -> tuple[tuple[int, int], ...]:
     if canon is None:
         raise KeyError(cat)
     mask, subset = _CATEGORIES[canon]
-    table = _bits(reference)
-    if table is None:
-        raise KeyError(cat)
-    ranges = _ranges_of_mask(table, mask)
+    ranges = _ranges_of_mask(_bits(reference), mask)
     if subset:  # the tables store major categories; the subcategory comes from regex
         ranges = _intersect(ranges, _regex_category(canon[0] + canon[1].lower()))
     return tuple(ranges)
@@ -178,11 +173,11 @@ def adapt_pattern(pattern: str, reference: str) -> str:
             body, negated, end = None, False, i + 2
             if nxt in "pP":
                 name, negated, end = _property(pattern, i)
-                if _canonical(name) and _bits(reference) is not None:
+                if _canonical(name):
                     body = _class_body(category_ranges(name, reference))
             elif nxt in "sS":
                 body, negated = _class_body(_WHITE_SPACE), nxt == "S"
-            elif nxt in "dD" and _bits(reference) is not None:
+            elif nxt in "dD":
                 body, negated = _class_body(category_ranges("Nd", reference)), nxt == "D"
             if body is None or (negated and in_class):
                 out.append(pattern[i:end])  # not ours to adapt (see module docstring)

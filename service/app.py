@@ -46,7 +46,7 @@ def build_state(settings: Settings, metrics: Metrics | None = None, *,
     """The service's state: an empty registry and the cache; ``load`` (blocking) fills
     the registry from the artifact roots (``load_artifacts``)."""
     metrics = metrics or Metrics()
-    registry = Registry(default=settings.default_tokenizer)
+    registry = Registry(default=settings.default_tokenizer, tables=settings.tables_dir)
     cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
                         settings.cache_max_text_chars)
     metrics.watch(cache)

@@ -5,13 +5,19 @@
                              [--chat-template FILE [--template-name NAME]]
     tokserve artifact verify DIR [DIR ...]
     tokserve artifact list [--artifacts ROOT ...]
-    tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT ...
+    tokserve artifact export --format hf NAME|DIR [--out DIR]
+    tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT
+                   [--format tiktoken|hf] ...
 
 SOURCE is a tiktoken rank file (``*.tiktoken``, Llama 3's ``tokenizer.model``; needs a
 preset or a pattern), a Hugging Face tokenizer directory, or a Mistral ``tekken.json``.
 An import writes ``ROOT/NAME/VERSION/`` with its manifest, loads it once, and prints the
-directory and the tokenizer hash. Exit status: 0 on success, 2 on any refusal (with one
-line on stderr saying what and why), so scripts and CI can gate on it.
+directory and the tokenizer hash. ``export --format hf`` writes a Hugging Face
+``tokenizer.json`` that ``tokenizers`` loads and encodes to the same ids (tiktoken-format
+artifacts with a pattern tokenizers splits the same way). Exit status: 0 on success, 2 on
+any refusal (with one line on stderr saying what and why), so scripts and CI can gate on
+it. The trainer's argument parsing lives here; the library call is
+``tokserve.trainer.train(...) -> manifest``.
 """
 
 from __future__ import annotations
@@ -61,15 +67,58 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help="root to scan (repeatable; default: the bundled artifacts and "
                           "TOKSERVE_ARTIFACTS)")
 
-    # Parsed by tokserve.trainer.main itself; listed here so `tokserve --help` shows it.
+    exp = art_sub.add_parser("export", help="write an artifact in another library's format")
+    exp.add_argument("source", help="artifact name, name@version or version directory")
+    exp.add_argument("--format", choices=["hf"], required=True,
+                     help="hf: a Hugging Face tokenizer.json with the same ids")
+    exp.add_argument("--out", type=Path, default=Path("."), metavar="DIR",
+                     help="directory (gets tokenizer.json) or file to write (default: .)")
+    exp.add_argument("--artifacts", action="append", type=Path, default=None, metavar="ROOT")
+
+    # Parsed by train() below (main dispatches `tokserve train ...` there before the
+    # top-level parser); listed here so `tokserve --help` shows it.
     sub.add_parser("train", help="train a byte-level BPE artifact (see tokserve train -h)",
                    add_help=False)
 
 
-def train(argv: Sequence[str]) -> int:
-    from ..trainer import main as train_main
+def _train_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tokserve train", description=(
+        "Train a byte-level BPE tokenizer and write an artifact version (tiktoken ranks; "
+        "with --format hf also a Hugging Face tokenizer.json giving the same ids)."))
+    ap.add_argument("--corpus", nargs="+", required=True, metavar="FILE")
+    ap.add_argument("--vocab-size", type=int, required=True,
+                    help="total ids: 256 bytes + merges + special tokens")
+    ap.add_argument("--special-tokens", nargs="*", default=[], metavar="LITERAL")
+    ap.add_argument("--pattern", default="o200k_base",
+                    help=f"a preset ({', '.join(sorted(PRESETS))}) or a regex")
+    ap.add_argument("--name", required=True)
+    ap.add_argument("--version", required=True)
+    ap.add_argument("--out", required=True, metavar="ROOT", help="artifact root directory")
+    ap.add_argument("--format", choices=["tiktoken", "hf"], default="tiktoken",
+                    help="hf: also write tokenizer.json beside the manifest")
+    ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--no-progress", action="store_true")
+    return ap
 
-    return train_main(list(argv))
+
+def train(argv: Sequence[str]) -> int:
+    """``tokserve train``: prints the version directory and its tokenizer hash."""
+    from ..errors import EngineError
+    from ..trainer import train as train_artifact
+
+    args = _train_parser().parse_args(list(argv))
+    formats = ("tiktoken", "hf") if args.format == "hf" else ("tiktoken",)
+    try:
+        manifest = train_artifact(args.corpus, args.vocab_size, out=args.out, name=args.name,
+                                  version=args.version, pattern=args.pattern,
+                                  special_tokens=args.special_tokens, formats=formats,
+                                  progress=not args.no_progress, num_workers=args.workers)
+    except EngineError as exc:
+        print(f"tokserve train: {exc.message}", file=sys.stderr)
+        return 2
+    print(Path(args.out) / args.name / args.version)
+    print(manifest.get("tokenizer_hash", ""))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
             return _import(args)
         if args.artifact_command == "verify":
             return _verify(args.dirs)
+        if args.artifact_command == "export":
+            return _export(args)
         return _list(args.artifacts)
     except EngineError as exc:
         print(f"tokserve artifact: {exc.code}: {exc.message}", file=sys.stderr)
@@ -106,6 +157,23 @@ def _import(args: argparse.Namespace) -> int:
     manifest = import_any(args.source, args.out, args.name, args.version, **fields)
     print(args.out / args.name / args.version)
     print(manifest["tokenizer_hash"])
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .. import load
+    from ..export import write_hf_tokenizer_json
+    from .cli import _load_one, _UnknownTokenizer
+    from .roots import roots_from_env
+
+    source = Path(args.source)
+    try:  # a path, or a name resolved as the service resolves it (later roots win)
+        tok = load(source) if source.exists() else _load_one(
+            args.artifacts or roots_from_env(), args.source)
+    except _UnknownTokenizer as exc:
+        print(f"tokserve artifact: {exc.code}: {exc.message}", file=sys.stderr)
+        return 2
+    print(write_hf_tokenizer_json(tok.artifact, args.out))
     return 0
 
 

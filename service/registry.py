@@ -19,7 +19,6 @@ Invariants (these are what hot reload relies on):
 from __future__ import annotations
 
 import difflib
-import hashlib
 import json
 import logging
 import threading
@@ -79,45 +78,18 @@ class SyncReport:
                 "failed": [{"path": str(f.path), "reason": f.reason} for f in self.failed]}
 
 
-def _read_chat_templates(
-    version_dir: Path, manifest: dict[str, Any]
-) -> tuple[dict[str, str], dict[str, str], str | None]:
-    """Templates named in the manifest, read from the version dir.
-
-    The engine already verified the files listed in ``files``; the template hash we
-    publish is the sha256 of the exact source we will render.
-    """
-    sources: dict[str, str] = {}
-    hashes: dict[str, str] = {}
-    for tname, spec in (manifest.get("chat_templates") or {}).items():
-        fname = spec.get("file") if isinstance(spec, dict) else spec
-        if not isinstance(fname, str):
-            raise ValueError(f"chat template {tname!r} has no file in manifest.json")
-        raw = (version_dir / fname).read_bytes()
-        expected = spec.get("sha256") if isinstance(spec, dict) else None
-        digest = hashlib.sha256(raw).hexdigest()
-        if expected and expected.removeprefix("sha256:") != digest:
-            raise ValueError(f"chat template file {fname} does not match its sha256")
-        sources[tname] = raw.decode("utf-8")
-        hashes[tname] = "sha256:" + digest
-    default = manifest.get("default_chat_template")
-    if default is None and len(sources) == 1:
-        default = next(iter(sources))
-    if default is not None and default not in sources:
-        raise ValueError(f"default_chat_template {default!r} is not among chat_templates")
-    return sources, hashes, default
-
-
-def load_entry(version_dir: Path) -> Entry:
-    """Load and verify one ``<root>/<name>/<version>/`` directory.
+def load_entry(version_dir: Path, tables: Path | None = None) -> Entry:
+    """Load and verify one ``<root>/<name>/<version>/`` directory (its compiled tables
+    mapped from, or written to, ``tables``: the engine's shared table files).
 
     Raises:
-        tokserve.errors.ArtifactError: a file is missing, unreadable or fails its hash.
-        ValueError / OSError: the manifest or a chat template is malformed.
+        tokserve.errors.ArtifactError: a file (chat templates included) is missing,
+            unreadable or fails its hash.
+        ValueError / OSError: the manifest is malformed.
     """
     from .. import load  # the engine; imported here so this module stays cheap to import
 
-    tok = load(str(version_dir))
+    tok = load(str(version_dir), tables=tables)
     manifest = tok.manifest or {}
     name = str(manifest.get("name") or version_dir.parent.name)
     version = str(manifest.get("version") or version_dir.name)
@@ -126,8 +98,11 @@ def load_entry(version_dir: Path) -> Entry:
             f"manifest says {name}@{version} but the directory is "
             f"{version_dir.parent.name}/{version_dir.name}"
         )
-    sources, hashes, default = _read_chat_templates(version_dir, manifest)
-    return Entry(name, version, version_dir, tok, manifest, sources, hashes, default)
+    templates = tok.artifact.chat_templates  # read and verified by the engine's load
+    return Entry(name, version, version_dir, tok, manifest,
+                 {t: template.source for t, template in templates.items()},
+                 {t: template.sha256 for t, template in templates.items()},
+                 tok.artifact.default_chat_template)
 
 
 def _unchanged(entry: Entry) -> bool:
@@ -162,7 +137,8 @@ def discover(roots: Iterable[Path]) -> list[Path]:
 class Registry:
     """Thread-safe map of loaded versions; see the module docstring for invariants."""
 
-    def __init__(self, default: str | None = None) -> None:
+    def __init__(self, default: str | None = None, tables: Path | None = None) -> None:
+        self.tables = tables  # compiled tables shared by worker processes (tokserve.load)
         self._lock = threading.RLock()
         self._sync_lock = threading.Lock()  # one rescan at a time; readers never wait
         self._snapshot: MappingProxyType[str, dict[str, Entry]] = MappingProxyType({})
@@ -220,7 +196,7 @@ class Registry:
 
     def _load(self, version_dir: Path, failures: list[LoadFailure]) -> Entry | None:
         try:
-            entry = load_entry(Path(version_dir))
+            entry = load_entry(Path(version_dir), self.tables)
         except Exception as exc:  # one clear line per refused artifact; keep serving others
             reason = getattr(exc, "message", None) or str(exc) or type(exc).__name__
             log.error("artifact refused: %s: %s: %s", version_dir, type(exc).__name__, reason)

@@ -32,5 +32,11 @@ def roots_from_env(environ: Mapping[str, str] = os.environ) -> list[Path]:
     return roots + [Path(p) for p in split_roots(environ.get("TOKSERVE_ARTIFACTS", ""))]
 
 
+def default_tables_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """The user's own cache directory for compiled tables (XDG's rule)."""
+    cache = environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "tokserve" / "tables"
+
+
 def default_from_env(environ: Mapping[str, str] = os.environ) -> str:
     return environ.get("TOKSERVE_DEFAULT_TOKENIZER") or DEFAULT_TOKENIZER

@@ -8,6 +8,7 @@ read at import time.
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -16,7 +17,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from .. import bundled_root
-from .roots import DEFAULT_TOKENIZER, split_roots
+from .roots import DEFAULT_TOKENIZER, default_tables_dir, split_roots
 
 
 
@@ -43,6 +44,13 @@ class Settings(BaseSettings):
     )
     default_tokenizer: str = Field(
         default=DEFAULT_TOKENIZER, description="Used when a request names no tokenizer."
+    )
+    tables_dir: Path | None = Field(
+        default_factory=lambda: default_tables_dir(os.environ),
+        description="Where compiled tokenizer tables are kept, one hash-verified file per "
+        "artifact version, mapped read-only by every worker so they share one copy "
+        "(default: $XDG_CACHE_HOME/tokserve/tables or ~/.cache/tokserve/tables); empty "
+        "disables them (each worker then builds its own).",
     )
 
     # --- limits ----------------------------------------------------------------------
@@ -124,7 +132,8 @@ class Settings(BaseSettings):
     def _split_roots(cls, value: Any) -> Any:
         return split_roots(value) if isinstance(value, str) else value
 
-    @field_validator("bundled_artifacts", "auth_token", "admin_token", "log_format",
+    @field_validator("bundled_artifacts", "tables_dir", "auth_token", "admin_token",
+                     "log_format",
                      mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:

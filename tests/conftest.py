@@ -11,8 +11,20 @@ Knobs: ``TOKSERVE_CORPUS_MB`` (differential corpus size per tokenizer, default 2
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 
 import pytest
+
+# Compiled tables of every service a test starts (in process or as a subprocess, which
+# inherits this) go to a directory of this run, not to the user's cache.
+_TABLES = tempfile.mkdtemp(prefix="tokserve-test-tables-")
+os.environ.setdefault("TOKSERVE_TABLES_DIR", _TABLES)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_TABLES, ignore_errors=True)
 
 from conformance.references import (
     ALL_NAMES,

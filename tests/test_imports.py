@@ -35,3 +35,36 @@ def test_imports_compiled_core_is_loaded():
 
     assert tokserve._bpe.__file__.endswith((".so", ".pyd"))
     assert tokserve._offsets.__file__.endswith((".so", ".pyd"))
+
+
+def test_imports_every_compiled_module_matches_its_stub():
+    """Each compiled module has a .pyi stub beside it naming exactly its public names
+    (and each class's public methods), so type checkers and readers see the real API."""
+    import ast
+    import importlib
+
+    import tokserve
+
+    engine = Path(tokserve.__file__).parent
+    modules = sorted(p.stem for p in engine.glob("*.pyx"))
+    assert modules == ["_bpe", "_offsets", "_scan", "_trainer"]
+    for name in modules:
+        stub = ast.parse((engine / f"{name}.pyi").read_text())
+        module = importlib.import_module(f"tokserve.{name}")
+        declared: dict[str, set[str] | None] = {}
+        for node in stub.body:
+            if isinstance(node, ast.ClassDef):
+                declared[node.name] = {n.name for n in node.body
+                                       if isinstance(n, ast.FunctionDef)
+                                       and not n.name.startswith("_")}
+            elif isinstance(node, ast.FunctionDef):
+                declared[node.name] = None
+            elif isinstance(node, ast.AnnAssign):
+                declared[node.target.id] = None
+        public = {n for n, v in vars(module).items() if not n.startswith("_")
+                  and getattr(v, "__module__", module.__name__) == module.__name__}
+        assert set(declared) == public, name
+        for cls, methods in declared.items():
+            if methods is not None:
+                real = {n for n in vars(getattr(module, cls)) if not n.startswith("_")}
+                assert methods == real, f"{name}.{cls}"

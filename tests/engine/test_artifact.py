@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tokserve
-from tokserve.artifact import load_artifact
+from tokserve.formats import load_artifact
 from tokserve.manifest import write_artifact
 
 REPO = Path(__file__).resolve().parents[2]
@@ -80,7 +80,7 @@ def test_artifact_rank_file_without_preset_asks_for_one(tmp_path):
 
 
 def _tiny_tokenizer_json(**overrides) -> dict:
-    from tokserve.artifact import bytes_to_unicode
+    from tokserve.byte_level import bytes_to_unicode
 
     table = bytes_to_unicode()
     vocab = {table[b]: b for b in range(256)}
@@ -136,3 +136,19 @@ def test_artifact_tekken_ids_are_shifted_by_specials():
     assert tok.special_tokens["<s>"] == 1
     assert tok.encode("hi", add_special_tokens=True)[0] == 1
     assert min(tok.encode("hello world")) >= 1000
+
+
+def test_artifact_carries_its_chat_templates_verified(tmp_path):
+    """A version directory's chat templates come with the artifact, each with the
+    sha256 the manifest pins; a template changed on disk is refused like any file."""
+    manifest = json.loads((BUNDLED / "deepseek-v4" / "1" / "manifest.json").read_text())
+    art = tokserve.load("deepseek-v4").artifact
+    assert art.default_chat_template == manifest["default_chat_template"] == "default"
+    template = art.chat_templates["default"]
+    assert template.sha256 == manifest["chat_templates"]["default"]["sha256"]
+    assert template.source == (BUNDLED / "deepseek-v4" / "1" / "chat_template.jinja").read_text()
+    copy = tmp_path / "deepseek-v4" / "1"
+    shutil.copytree(BUNDLED / "deepseek-v4" / "1", copy)
+    (copy / "chat_template.jinja").write_text(template.source + "{# changed #}")
+    with pytest.raises(tokserve.ArtifactError, match="does not match"):
+        tokserve.load(copy)

@@ -284,3 +284,80 @@ def test_whole_piece_lookup_finds_tokens_merging_cannot_reach():
     assert model.encode_piece(b"\xe4\xb8\xad\xe6") == [257]
     assert model.encode_piece(b"abcd") == [97, 98, 99, 100]
     assert BpeModel(vocab, whole_piece_lookup=False).encode_piece(b"abc") == [97, 98, 99]
+
+
+# ----------------------------------------------------------------- long pieces
+
+def _long_pieces(seed: int) -> list[bytes]:
+    """Pieces past the flat loop's 48 bytes: runs of one unit (the hostile inputs of
+    benchmarks/worst_case.py, short and with odd ends), random letters, random
+    multi-script text, random bytes (not UTF-8) and mixtures."""
+    rng = random.Random(seed)
+    units = [b"a", b" ", b"\n", b"\r\n", b"7", "中".encode(), "😀".encode(), b"ab", b"=",
+             b"abc", b"\t ", "é".encode(), b"\xff", b"aab"]
+    pieces = []
+    for unit in units:
+        for n in (49, 50, 64, 129, 257, 1000, 4099):
+            run = (unit * (n // len(unit) + 1))[:n]
+            pieces += [run, b"x" + run, run + b"y", b"Q" + run[:-1] + b"zz"]
+    letters = b"abcdefghijklmnopqrstuvwxyz"
+    for _ in range(60):
+        pieces.append(bytes(rng.choice(letters) for _ in range(rng.randint(49, 3000))))
+    scripts = ["abcdefghij ", "的一是不了人我在有他", "абвгдежзий", "αβγδεζηθικ", "😀👍🏽🎉🔥✨",
+               "0123456789", "!?.,;:-=+*"]
+    for _ in range(60):
+        pieces.append("".join(rng.choice(rng.choice(scripts))
+                              for _ in range(rng.randint(20, 800))).encode())
+    for _ in range(30):
+        pieces.append(bytes(rng.randrange(256) for _ in range(rng.randint(49, 600))))
+    return pieces
+
+
+def _long_piece_models(name: str):
+    """(backtracking, merging) models of one real vocabulary, neither cutting pieces
+    nor caching them, so each long piece goes through the loop under test."""
+    tok = tokserve.load(name)
+    art = tok.artifact
+    kwargs = dict(whole_piece_lookup=False, cache_capacity=0, split_pieces=False)
+    if art.tiktoken_data is not None:
+        return (BpeModel(tiktoken_data=art.tiktoken_data, **kwargs),
+                BpeModel(tiktoken_data=art.tiktoken_data, backtracking=False, **kwargs))
+    return (BpeModel(art.tokens, art.merges, **kwargs),
+            BpeModel(art.tokens, art.merges, backtracking=False, **kwargs))
+
+
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base", "deepseek-v4"])
+def test_backtracking_equals_merging_on_long_pieces(name):
+    """The backtracking encoder (backtrack.h) gives the merge loop's ids on every long
+    piece, for tiktoken ranks and a merges list, including bytes that are not UTF-8."""
+    backtracking, merging = _long_piece_models(name)
+    for piece in _long_pieces(11):
+        assert backtracking.encode_piece(piece) == merging.encode_piece(piece), piece[:80]
+
+
+def test_backtracking_equals_the_reference_oracle(o200k):
+    """And the plain statement of the rule agrees, on pieces short enough for it."""
+    tok, ranks = o200k
+    pair_rank, token_id = reference.tiktoken_ranks(ranks)
+    model = BpeModel(tiktoken_data=tok.artifact.tiktoken_data, whole_piece_lookup=False,
+                     cache_capacity=0, split_pieces=False)
+    for piece in _long_pieces(12):
+        if len(piece) <= 300:
+            assert model.encode_piece(piece) == reference.merge(piece, pair_rank, token_id)
+
+
+def test_backtracking_records_are_shared_safely_across_threads():
+    """Four threads meet the same new tokens at once on one fresh model (each token's
+    record is filled by one thread while the others wait): same ids as one thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    backtracking, merging = _long_piece_models("cl100k_base")
+    pieces = _long_pieces(13)
+    expected = [merging.encode_piece(p) for p in pieces]
+
+    def run(offset: int) -> bool:
+        order = list(range(offset, len(pieces))) + list(range(offset))
+        return all(backtracking.encode_piece(pieces[k]) == expected[k] for k in order)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, [0, 1, 2, 3]))

@@ -34,16 +34,17 @@ from shared_files import find_shared, shared_file
 import regex
 
 _scan = pytest.importorskip("tokserve._scan", reason="tokserve._scan is not built")
+from tokserve import patterns  # noqa: E402
 from tokserve.unicode_compat import adapt_pattern, category_ranges  # noqa: E402
 
 CORPUS_CHARS = int(os.environ.get("TOKSERVE_PRETOK_CHARS", "400000"))
 
 TIKTOKEN_FAMILIES = {
-    "cl100k_base": (_scan.CL100K, _scan.CL100K_PATTERN, "openai/cl100k_base.tiktoken"),
-    "o200k_base": (_scan.O200K, _scan.O200K_PATTERN, "openai/o200k_base.tiktoken"),
-    "llama3": (_scan.LLAMA3, _scan.LLAMA3_PATTERN, "meta-llama3/tokenizer.model"),
-    "qwen": (_scan.QWEN, _scan.QWEN_PATTERN, "qwen/qwen.tiktoken"),
-    "tekken": (_scan.TEKKEN, _scan.TEKKEN_PATTERN, "mistral-tekken/tekken_240718.json"),
+    "cl100k_base": (_scan.CL100K, patterns.CL100K.text, "openai/cl100k_base.tiktoken"),
+    "o200k_base": (_scan.O200K, patterns.O200K.text, "openai/o200k_base.tiktoken"),
+    "llama3": (_scan.LLAMA3, patterns.LLAMA3.text, "meta-llama3/tokenizer.model"),
+    "qwen": (_scan.QWEN, patterns.QWEN.text, "qwen/qwen.tiktoken"),
+    "tekken": (_scan.TEKKEN, patterns.TEKKEN.text, "mistral-tekken/tekken_240718.json"),
 }
 
 
@@ -203,22 +204,22 @@ def test_unicode_versions_are_16():
 @pytest.mark.parametrize("name", sorted(TIKTOKEN_FAMILIES))
 def test_family_detection(name):
     family, pattern, _ = TIKTOKEN_FAMILIES[name]
-    assert _scan.family_for_pattern(pattern, "tiktoken") == family
-    assert _scan.family_for_pre_tokenizer({"type": "Pattern", "pattern": pattern}, "tiktoken") == family
-    assert _scan.family_for_pattern(pattern + "|x", "tiktoken") == -1
+    assert patterns.family_for_pattern(pattern, "tiktoken") == family
+    assert patterns.family_for_pre_tokenizer({"type": "Pattern", "pattern": pattern}, "tiktoken") == family
+    assert patterns.family_for_pattern(pattern + "|x", "tiktoken") == -1
 
 
 def test_family_detection_real_files():
     tekken = json.loads(_need("mistral-tekken/tekken_240718.json").read_text())
-    assert _scan.family_for_pattern(tekken["config"]["pattern"], "tiktoken") == _scan.TEKKEN
+    assert patterns.family_for_pattern(tekken["config"]["pattern"], "tiktoken") == _scan.TEKKEN
     spec = json.loads(_need("deepseek-v4/tokenizer.json").read_text())["pre_tokenizer"]
-    assert _scan.family_for_pre_tokenizer(spec, "tokenizers") == _scan.DEEPSEEK_V4
-    assert _scan.family_for_pre_tokenizer(spec, "tiktoken") == -1
+    assert patterns.family_for_pre_tokenizer(spec, "tokenizers") == _scan.DEEPSEEK_V4
+    assert patterns.family_for_pre_tokenizer(spec, "tiktoken") == -1
     changed = json.loads(json.dumps(spec))
     changed["pretokenizers"][2]["behavior"] = "Removed"
-    assert _scan.family_for_pre_tokenizer(changed, "tokenizers") == -1
+    assert patterns.family_for_pre_tokenizer(changed, "tokenizers") == -1
     # cl100k's `$` means end of line to Oniguruma: not the tiktoken scanner
-    assert _scan.family_for_pattern(_scan.CL100K_PATTERN, "tokenizers") == -1
+    assert patterns.family_for_pattern(patterns.CL100K.text, "tokenizers") == -1
 
 
 @pytest.mark.parametrize("name", sorted(TIKTOKEN_FAMILIES))
@@ -249,7 +250,7 @@ def test_split_families_match_tokenizers(name):
     """The same patterns as a tokenizers Split(Isolated) (Oniguruma) give the same pieces."""
     tokenizers = pytest.importorskip("tokenizers")
     family, pattern, _ = TIKTOKEN_FAMILIES[name]
-    assert _scan.family_for_pattern(pattern, "tokenizers") == family
+    assert patterns.family_for_pattern(pattern, "tokenizers") == family
     split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(pattern), "isolated")
     for doc in build_corpus(2000 + (zlib.crc32(name.encode())), CORPUS_CHARS // 4):
         assert _scan.split_pieces(family, doc) == _ref_pieces(split, doc), doc
@@ -335,3 +336,37 @@ def test_hypothesis_tricky_alphabet():
             assert _scan.split_pieces(_scan.DEEPSEEK_V4, text) == _ref_pieces(ds, text)
 
     check()
+
+
+def test_every_preset_runs_on_the_scanner_its_pattern_defines():
+    """Each preset's pattern is a definition of patterns.py, and a tokenizer built from
+    it gets exactly the scanner family that definition names (the regex fallback when
+    it names none); so do the bundled artifacts."""
+    import tokserve
+    from tokserve.pre_tokenizer import PreTokenizer
+    from tokserve.presets import PRESETS
+
+    by_text = {p.text: p for p in patterns.PATTERNS}
+    for name, preset in PRESETS.items():
+        definition = by_text[preset.pattern]
+        pre = PreTokenizer({"type": "Pattern", "pattern": preset.pattern}, "tiktoken")
+        assert pre.family == definition.family, name
+        assert definition.family < 0 or "tiktoken" in definition.references
+    for name in tokserve.bundled_names():
+        tok = tokserve.load(name)
+        assert tok.pre_tokenizer_backend == "compiled", name
+
+
+@pytest.mark.parametrize("spec", [
+    None, "Pattern", {}, {"type": 3}, {"type": "Pattern"}, {"type": "Pattern", "pattern": 1},
+    {"type": "Sequence"}, {"type": "Sequence", "pretokenizers": [1]},
+    {"type": "Sequence", "pretokenizers": [{"type": "Split"}]},
+    {"type": "Split", "pattern": "x"}, {"type": "Split", "pattern": {"Regex": 1}},
+    {"type": "Split", "pattern": {"Regex": "a", "String": "b"}},
+])
+def test_malformed_pre_tokenizer_spec_raises(spec):
+    import tokserve
+    from tokserve.pre_tokenizer import PreTokenizer
+
+    with pytest.raises(tokserve.ArtifactError, match="pre_tokenizer"):
+        PreTokenizer(spec, "tokenizers")

@@ -20,6 +20,7 @@ import regex
 
 import tokserve
 from tokserve import trainer as T
+from tokserve.service.artifact_cli import train as train_cli
 from tokserve.errors import ArtifactError, EngineError
 from tokserve.unicode_compat import adapt_pattern
 
@@ -126,7 +127,7 @@ def test_merges_equal_reference_including_ties(tmp_path, pattern, seed):
     path = write(tmp_path, "c.txt", text)
     n_ranks = 256 + 120
     want_ranks, want_merges = reference_train(reference_pieces(text, pattern, SPECIALS), n_ranks)
-    got = T.train([path], n_ranks + len(SPECIALS), pattern, SPECIALS, progress=False,
+    got = T.learn([path], n_ranks + len(SPECIALS), pattern, SPECIALS, progress=False,
                   num_workers=1)
     assert got.merges == want_merges
     assert got.ranks == want_ranks
@@ -138,7 +139,7 @@ def test_exhausts_pairs_like_reference(tmp_path):
     text = "aaaa abab abab ba " * 3 + "a" * 17
     path = write(tmp_path, "c.txt", text)
     want_ranks, want_merges = reference_train(reference_pieces(text, "o200k_base", []), 10_000)
-    got = T.train([path], 10_000, "o200k_base", [], progress=False, num_workers=1)
+    got = T.learn([path], 10_000, "o200k_base", [], progress=False, num_workers=1)
     assert got.merges == want_merges and got.ranks == want_ranks
     assert len(got.ranks) < 10_000  # stopped early: no adjacent pair left
 
@@ -146,7 +147,7 @@ def test_exhausts_pairs_like_reference(tmp_path):
 def test_tie_break_prefers_greatest_byte_pair(tmp_path):
     # pieces "ab", " AB", " xy": every pair occurs once, so bytes order decides
     path = write(tmp_path, "c.txt", "ab AB xy")
-    got = T.train([path], 256 + 3, "o200k_base", [], progress=False, num_workers=1)
+    got = T.learn([path], 256 + 3, "o200k_base", [], progress=False, num_workers=1)
     assert got.merges == [(b"x", b"y"), (b"a", b"b"), (b"A", b"B")]
     assert got.merge_counts == [1, 1, 1]
 
@@ -154,7 +155,7 @@ def test_tie_break_prefers_greatest_byte_pair(tmp_path):
 def test_tie_break_compares_bytes_not_ids(tmp_path):
     # (b"z", b"z") outranks (b"\xc3", b"\xa9") only if compared as ids; bytes say the latter
     path = write(tmp_path, "c.txt", "zz \u00e9")
-    got = T.train([path], 256 + 1, r"\S+|\s+", [], progress=False, num_workers=1)
+    got = T.learn([path], 256 + 1, r"\S+|\s+", [], progress=False, num_workers=1)
     assert got.merges == [(b"\xc3", b"\xa9")]
 
 
@@ -164,7 +165,7 @@ def test_special_tokens_never_inside_merges(tmp_path):
     text = "".join(rng.choice(["<|endoftext|>", "<|sep|>", "end", "of", " text", "|>", "<|"])
                    for _ in range(4000))
     path = write(tmp_path, "c.txt", text)
-    got = T.train([path], 256 + 200 + 2, "o200k_base", SPECIALS, progress=False, num_workers=1)
+    got = T.learn([path], 256 + 200 + 2, "o200k_base", SPECIALS, progress=False, num_workers=1)
     for tok in got.ranks:
         for lit in SPECIALS:
             assert lit.encode() not in tok
@@ -180,7 +181,7 @@ def test_training_twice_gives_byte_identical_artifacts(tmp_path):
     files = [write(tmp_path, f"c{i}.txt", corpus(10 + i, 20_000)) for i in range(3)]
     roots = [tmp_path / "one", tmp_path / "two"]
     for root, workers in zip(roots, (1, 2)):
-        result = T.train(files, 1000, "o200k_base", SPECIALS, progress=False,
+        result = T.learn(files, 1000, "o200k_base", SPECIALS, progress=False,
                          num_workers=workers)
         T.write_artifact(result, root, "mini", "1", "o200k_base", SPECIALS)
     a, b = (sorted(p.relative_to(r) for p in r.rglob("*") if p.is_file()) for r in roots)
@@ -232,7 +233,7 @@ def test_invalid_utf8_is_replaced(tmp_path):
 def test_artifact_loads_and_encodes_with_merges_in_rank_order(tmp_path):
     text = corpus(4, 6000)
     path = write(tmp_path, "c.txt", text)
-    result = T.train([path], 380, "o200k_base", SPECIALS, progress=False, num_workers=1)
+    result = T.learn([path], 380, "o200k_base", SPECIALS, progress=False, num_workers=1)
     assert len(result.ranks) == 378  # the corpus has pairs enough for every rank
     manifest = T.write_artifact(result, tmp_path / "root", "mini", "1", "o200k_base", SPECIALS)
     vdir = tmp_path / "root" / "mini" / "1"
@@ -268,7 +269,7 @@ def test_artifact_loads_and_encodes_with_merges_in_rank_order(tmp_path):
 
 def test_write_artifact_refuses_to_overwrite(tmp_path):
     path = write(tmp_path, "c.txt", corpus(1))
-    result = T.train([path], 300, "llama3", [], progress=False, num_workers=1)
+    result = T.learn([path], 300, "llama3", [], progress=False, num_workers=1)
     T.write_artifact(result, tmp_path, "mini", "1", "llama3", [])
     with pytest.raises(ArtifactError):
         T.write_artifact(result, tmp_path, "mini", "1", "llama3", [])
@@ -276,7 +277,7 @@ def test_write_artifact_refuses_to_overwrite(tmp_path):
 
 def test_cli_main(tmp_path, capsys):
     path = write(tmp_path, "c.txt", corpus(2, 8000))
-    rc = T.main(["--corpus", path, "--vocab-size", "400", "--special-tokens", "<|endoftext|>",
+    rc = train_cli(["--corpus", path, "--vocab-size", "400", "--special-tokens", "<|endoftext|>",
                  "--pattern", "qwen", "--name", "cli", "--version", "2", "--out",
                  str(tmp_path / "root"), "--workers", "2"])
     out, err = capsys.readouterr()
@@ -302,8 +303,8 @@ def test_progress_bar_redraws_in_place_only_on_a_terminal(tmp_path):
     path = write(tmp_path, "c.txt", corpus(2, 8000))
     primary, secondary = pty.openpty()
     proc = subprocess.run(
-        [sys.executable, "-P", "-c", "import sys, tokserve.trainer as T; "
-         "sys.exit(T.main(sys.argv[1:]))", "--corpus", path, "--vocab-size", "400",
+        [sys.executable, "-P", "-c", "import sys; from tokserve.service.artifact_cli import train; "
+         "sys.exit(train(sys.argv[1:]))", "--corpus", path, "--vocab-size", "400",
          "--name", "tty", "--version", "1", "--out", str(tmp_path / "root")],
         stdout=subprocess.PIPE, stderr=secondary, timeout=120)
     os.close(secondary)
@@ -323,7 +324,7 @@ def test_progress_bar_redraws_in_place_only_on_a_terminal(tmp_path):
 
 def test_progress_can_be_disabled(tmp_path, capsys):
     path = write(tmp_path, "c.txt", corpus(5))
-    T.train([path], 300, "o200k_base", [], progress=False, num_workers=1)
+    T.learn([path], 300, "o200k_base", [], progress=False, num_workers=1)
     out, err = capsys.readouterr()
     assert out == "" and err == ""
 
@@ -331,11 +332,11 @@ def test_progress_can_be_disabled(tmp_path, capsys):
 def test_bad_arguments(tmp_path):
     path = write(tmp_path, "c.txt", "hello")
     with pytest.raises(EngineError):
-        T.train([path], 200, "o200k_base", [], progress=False)
+        T.learn([path], 200, "o200k_base", [], progress=False)
     with pytest.raises(EngineError):
-        T.train([path], 300, "o200k_base", ["<|x|>", "<|x|>"], progress=False)
+        T.learn([path], 300, "o200k_base", ["<|x|>", "<|x|>"], progress=False)
     with pytest.raises(EngineError):
-        T.train([str(tmp_path / "missing.txt")], 300, "o200k_base", [], progress=False)
-    rc = T.main(["--corpus", str(tmp_path / "missing.txt"), "--vocab-size", "300", "--name",
+        T.learn([str(tmp_path / "missing.txt")], 300, "o200k_base", [], progress=False)
+    rc = train_cli(["--corpus", str(tmp_path / "missing.txt"), "--vocab-size", "300", "--name",
                  "x", "--version", "1", "--out", str(tmp_path)])
     assert rc == 2

@@ -1,0 +1,13 @@
+"""Typing stub for the compiled pre-tokenizer scanners (_scan.pyx, pretok_scan.h)."""
+
+CL100K: int
+O200K: int
+LLAMA3: int
+QWEN: int
+TEKKEN: int
+DEEPSEEK_V4: int
+
+def piece_ends(family: int, data: bytes) -> list[int]: ...
+def split_pieces(family: int, text: str) -> list[str]: ...
+def property_bits(reference: str) -> bytes: ...
+def count_pieces(family: int, data: bytes) -> int: ...

@@ -1,0 +1,478 @@
+"""Formats: every way files become an ``Artifact`` (artifact.py).
+
+* tiktoken rank files (``*.tiktoken``, Llama 3's ``tokenizer.model``) plus a preset or an
+  explicit pattern and special tokens;
+* Hugging Face ``tokenizer.json`` with a byte-level BPE model;
+* Mistral ``tekken.json``;
+* an artifact version directory (``manifest.json`` + files), the unit the service serves:
+  every file, chat templates included, is checked against the manifest's sha256 before
+  anything is trusted.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from .artifact import (MANIFEST, AddedToken, Artifact, ChatTemplate, _read, content_hash,
+                       sha256_hex)
+from . import tables as compiled
+from .byte_level import byte_level_decode
+from .errors import ArtifactError, UnsupportedArtifact
+from .presets import PRESETS, Preset
+
+
+# ---------------------------------------------------------------- tiktoken
+
+
+def load_tiktoken(
+    path: str | Path,
+    *,
+    preset: str | Preset | None = None,
+    pattern: str | None = None,
+    special_tokens: dict[str, int] | None = None,
+    name: str | None = None,
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    add_bos_token: bool | None = None,
+) -> Artifact:
+    """A tiktoken rank file plus a preset or an explicit pattern and special tokens."""
+    path = Path(path)
+    if isinstance(preset, str):
+        try:
+            preset = PRESETS[preset]
+        except KeyError:
+            raise ArtifactError(
+                f"unknown preset {preset!r}; known presets: {', '.join(sorted(PRESETS))}"
+            ) from None
+    if preset is None and pattern is None:
+        raise ArtifactError(
+            f"{path} is a tiktoken rank file: pass preset= (one of "
+            f"{', '.join(sorted(PRESETS))}) or pattern= and special_tokens="
+        )
+    pattern = pattern if pattern is not None else preset.pattern
+    specials = dict(special_tokens if special_tokens is not None else preset.special_tokens)
+    bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
+    eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
+    add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
+    return tiktoken_artifact(
+        _read(path), name=name or (preset.name if preset else path.stem), pattern=pattern,
+        special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
+
+
+def tiktoken_artifact(
+    data: bytes,
+    *,
+    name: str,
+    pattern: str,
+    special_tokens: dict[str, int],
+    bos_token: str | None = None,
+    eos_token: str | None = None,
+    add_bos_token: bool = False,
+) -> Artifact:
+    """An artifact from rank-file bytes (``base64(token) rank`` lines) already in memory.
+
+    ``load_tiktoken`` reads the file into this; ``tokserve.Encoding(mergeable_ranks=...)``
+    serializes a rank dict into it, so both reach the same C parser and the same hash.
+    """
+    added = tuple(AddedToken(lit, tid) for lit, tid in special_tokens.items())
+    settings = {
+        "format": "tiktoken",
+        "pattern": pattern,
+        "special_tokens": special_tokens,
+        "bos": bos_token,
+        "add_bos": add_bos_token,
+    }
+    return Artifact(
+        name=name,
+        format="tiktoken",
+        reference="tiktoken",
+        tokens=None,
+        merges=None,
+        whole_piece_lookup=True,
+        added_tokens=added,
+        normalizer=None,
+        pre_tokenizer={"type": "Pattern", "pattern": pattern},
+        post_processor=None,
+        bos_token=bos_token,
+        eos_token=eos_token,
+        pad_token=None,
+        add_bos_token=add_bos_token,
+        add_eos_token=False,
+        hash=content_hash(sha256_hex(data), settings),
+        tiktoken_data=data,
+    )
+
+
+def rank_file_bytes(mergeable_ranks: dict[bytes, int]) -> bytes:
+    """``mergeable_ranks`` in the rank-file format (the inverse of tiktoken's loader)."""
+    return b"".join(
+        base64.b64encode(token) + b" " + str(rank).encode("ascii") + b"\n"
+        for token, rank in sorted(mergeable_ranks.items(), key=lambda item: item[1])
+    )
+
+
+# ---------------------------------------------------------------- tokenizer.json
+
+_SUPPORTED_NORMALIZERS = {"NFC", "NFKC", "NFD", "NFKD", "Sequence"}
+_SUPPORTED_PRE_TOKENIZERS = {"Split", "ByteLevel", "Digits", "Sequence"}
+_SUPPORTED_POST_PROCESSORS = {"ByteLevel", "TemplateProcessing", "Sequence"}
+
+
+def _check_tree(spec: dict | None, supported: set[str], stage: str, path: str, key: str) -> None:
+    if spec is None:
+        return
+    kind = spec.get("type")
+    if kind not in supported:
+        raise UnsupportedArtifact(f"{stage} {kind!r}", path)
+    if kind == "Sequence":
+        for child in spec.get(key, []):
+            _check_tree(child, supported, stage, path, key)
+
+
+def _has_byte_level(spec: dict | None) -> bool:
+    if spec is None:
+        return False
+    if spec.get("type") == "ByteLevel":
+        return True
+    return any(_has_byte_level(c) for c in spec.get("pretokenizers", []) or [])
+
+
+def added_token_text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return value.get("content")
+    return None
+
+
+def load_tokenizer_json(
+    path: str | Path, *, name: str | None = None, config: dict[str, Any] | None = None
+) -> Artifact:
+    """A Hugging Face ``tokenizer.json`` whose model is byte-level BPE.
+
+    ``config`` is the optional ``tokenizer_config.json`` (BOS/EOS/PAD literals and the
+    add_bos/add_eos flags some tokenizers keep there instead of a post-processor).
+    """
+    path = Path(path)
+    data = _read(path)
+    where = str(path)
+    try:
+        spec = json.loads(data)
+    except ValueError as e:
+        raise ArtifactError(f"{path} is not valid JSON: {e}", path=where) from e
+    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
+        raise ArtifactError(f"{path} has no 'model' object", path=where)
+    model = spec["model"]
+    if model.get("type", "BPE") != "BPE":
+        raise UnsupportedArtifact(f"model type {model.get('type')!r} (only BPE)", where)
+    for flag in ("byte_fallback", "fuse_unk"):
+        if model.get(flag):
+            raise UnsupportedArtifact(f"BPE {flag}=true", where)
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise UnsupportedArtifact("BPE dropout", where)
+    for affix in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(affix):
+            raise UnsupportedArtifact(f"BPE {affix}={model[affix]!r}", where)
+    pre = spec.get("pre_tokenizer")
+    _check_tree(spec.get("normalizer"), _SUPPORTED_NORMALIZERS, "normalizer", where, "normalizers")
+    _check_tree(pre, _SUPPORTED_PRE_TOKENIZERS, "pre_tokenizer", where, "pretokenizers")
+    _check_tree(
+        spec.get("post_processor"), _SUPPORTED_POST_PROCESSORS, "post_processor", where,
+        "processors",
+    )
+    decoder = spec.get("decoder")
+    if decoder is not None and decoder.get("type") != "ByteLevel":
+        raise UnsupportedArtifact(f"decoder {decoder.get('type')!r} (only ByteLevel)", where)
+    if not _has_byte_level(pre):
+        raise UnsupportedArtifact("a BPE model without a ByteLevel pre-tokenizer", where)
+
+    added_ids = {int(t["id"]) for t in spec.get("added_tokens", [])}
+    # Added tokens may also sit in the model's vocabulary under their literal (not
+    # byte-level) spelling; they are matched by the scan, never produced by merges.
+    tokens = [
+        (byte_level_decode(tok, where), tid)
+        for tok, tid in model["vocab"].items()
+        if tid not in added_ids
+    ]
+    merges: list[tuple[bytes, bytes]] = []
+    for m in model.get("merges", []):
+        left, right = m.split(" ", 1) if isinstance(m, str) else m
+        merges.append((byte_level_decode(left, where), byte_level_decode(right, where)))
+    added = tuple(
+        AddedToken(
+            t["content"], int(t["id"]), bool(t.get("special", False)),
+            bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
+            bool(t.get("single_word", False)), bool(t.get("normalized", False)),
+        )
+        for t in spec.get("added_tokens", [])
+    )
+    config = config or {}
+    settings = {"format": "hf_tokenizer_json", "config": {
+        k: config.get(k) for k in ("add_bos_token", "add_eos_token", "bos_token", "eos_token")
+    }}
+    return Artifact(
+        name=name or path.parent.name or path.stem,
+        format="hf_tokenizer_json",
+        reference="tokenizers",
+        tokens=tokens,
+        merges=merges,
+        whole_piece_lookup=bool(model.get("ignore_merges", False)),
+        added_tokens=added,
+        normalizer=spec.get("normalizer"),
+        pre_tokenizer=pre,
+        post_processor=spec.get("post_processor"),
+        bos_token=added_token_text(config.get("bos_token")),
+        eos_token=added_token_text(config.get("eos_token")),
+        pad_token=added_token_text(config.get("pad_token")),
+        add_bos_token=bool(config.get("add_bos_token", False)),
+        add_eos_token=bool(config.get("add_eos_token", False)),
+        hash=content_hash(sha256_hex(data), settings),
+    )
+
+
+# ---------------------------------------------------------------- Mistral tekken
+
+# mistral-common's defaults for tekken files that list no special tokens (v3 and older);
+# the rest up to ``default_num_special_tokens`` are "<SPECIAL_{rank}>" fillers.
+TEKKEN_DEFAULT_SPECIALS = (
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+)
+
+
+def load_tekken(path: str | Path, *, name: str | None = None) -> Artifact:
+    """A Mistral ``tekken.json``: tiktoken-style ranks shifted up by the special tokens.
+
+    Ordinary ids are ``rank + default_num_special_tokens``; only the first
+    ``default_vocab_size - default_num_special_tokens`` ranks are used, as in
+    mistral-common. Its tokenizer never matches special literals in text; here they
+    follow the caller's special-token policy like any artifact's.
+    """
+    path = Path(path)
+    data = _read(path)
+    where = str(path)
+    try:
+        spec = json.loads(data)
+        config = spec["config"]
+        pattern = config["pattern"]
+        n_special = int(config["default_num_special_tokens"])
+        inner = int(config["default_vocab_size"]) - n_special
+        vocab = spec["vocab"][:inner]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ArtifactError(f"{path} is not a tekken file: {e!r}", path=where) from e
+    for key in ("image", "audio"):
+        if spec.get(key):
+            raise UnsupportedArtifact(f"tekken {key} configuration", where)
+    listed = spec.get("special_tokens")
+    if listed:
+        specials = {t["token_str"]: int(t["rank"]) for t in listed}
+    else:
+        specials = {lit: rank for rank, lit in enumerate(TEKKEN_DEFAULT_SPECIALS)}
+    for rank in range(len(specials), n_special):
+        specials.setdefault(f"<SPECIAL_{rank}>", rank)
+    tokens: list[tuple[bytes, int]] = []
+    for i, entry in enumerate(vocab):
+        if entry.get("rank") != i:
+            raise ArtifactError(f"{path}: vocab entry {i} has rank {entry.get('rank')}")
+        tokens.append((base64.b64decode(entry["token_bytes"]), i + n_special))
+    settings = {"format": "tekken", "pattern": pattern, "specials": len(specials)}
+    return Artifact(
+        name=name or path.stem,
+        format="tekken",
+        reference="tiktoken",
+        tokens=tokens,
+        merges=None,
+        whole_piece_lookup=True,
+        added_tokens=tuple(AddedToken(lit, tid) for lit, tid in specials.items()),
+        normalizer=None,
+        pre_tokenizer={"type": "Pattern", "pattern": pattern},
+        post_processor=None,
+        bos_token="<s>" if "<s>" in specials else None,
+        eos_token="</s>" if "</s>" in specials else None,
+        pad_token="<pad>" if "<pad>" in specials else None,
+        add_bos_token=True,
+        add_eos_token=False,
+        hash=content_hash(sha256_hex(data), settings),
+    )
+
+
+# ---------------------------------------------------------------- artifact directories
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    return _read_manifest(directory)[0]
+
+
+def _read_manifest(directory: Path) -> tuple[dict[str, Any], bytes]:
+    raw = _read(directory / MANIFEST)
+    try:
+        manifest = json.loads(raw)
+    except ValueError as e:
+        raise ArtifactError(f"{directory / MANIFEST} is not valid JSON: {e}") from e
+    if not isinstance(manifest, dict):
+        raise ArtifactError(f"{directory / MANIFEST} is not a JSON object")
+    for key in ("name", "version", "format", "tokenizer_file", "files"):
+        if key not in manifest:
+            raise ArtifactError(f"{directory / MANIFEST} lacks required key {key!r}")
+    return manifest, raw
+
+
+def verify_files(directory: Path, manifest: dict[str, Any]) -> dict[str, str]:
+    """Every file the manifest names must exist and match its sha256; returns the
+    digests (file name -> hex) it checked."""
+    digests: dict[str, str] = {}
+    for fname, expected in manifest["files"].items():
+        target = directory / fname
+        if Path(fname).is_absolute() or ".." in Path(fname).parts:
+            raise ArtifactError(f"{directory / MANIFEST}: file name {fname!r} escapes the artifact")
+        actual = _file_sha256(target)
+        if actual != expected:
+            raise ArtifactError(
+                f"{target}: sha256 {actual[:12]}… does not match the manifest's "
+                f"{str(expected)[:12]}…; the file was modified or corrupted",
+                path=str(target),
+            )
+        digests[fname] = actual
+    return digests
+
+
+def _file_sha256(path: Path) -> str:
+    """In small blocks: a file read whole for its hash would leave a buffer of its size
+    in the process's heap (measured in benchmarks/README.md, "Memory")."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except FileNotFoundError:
+        raise ArtifactError(f"tokenizer file not found: {path}", path=str(path)) from None
+    except OSError as e:
+        raise ArtifactError(f"cannot read tokenizer file {path}: {e}", path=str(path)) from e
+
+
+def read_chat_templates(directory: Path, manifest: dict[str, Any],
+                        digests: dict[str, str]) -> tuple[dict[str, ChatTemplate], str | None]:
+    """The manifest's ``chat_templates`` (name -> ``{"file", "sha256"}``), each read
+    once and checked against the hashes the manifest pins for it (``digests``: those
+    ``verify_files`` found), and the default template's name.
+
+    Raises:
+        ArtifactError: a template without a file, or whose bytes are not what the
+            manifest pins (``sha256`` in the entry, or the file's in ``files``).
+    """
+    templates: dict[str, ChatTemplate] = {}
+    for tname, spec in (manifest.get("chat_templates") or {}).items():
+        fname = spec.get("file") if isinstance(spec, dict) else spec
+        if not isinstance(fname, str) or Path(fname).is_absolute() or ".." in Path(fname).parts:
+            raise ArtifactError(f"{directory / MANIFEST}: chat template {tname!r} names no "
+                                f"file inside the artifact")
+        raw = _read(directory / fname)
+        digest = sha256_hex(raw)
+        pinned = [digests.get(fname)]
+        if isinstance(spec, dict) and spec.get("sha256"):
+            pinned.append(str(spec["sha256"]).removeprefix("sha256:"))
+        if any(p is not None and p != digest for p in pinned):
+            raise ArtifactError(f"{directory / fname}: chat template {tname!r} does not match "
+                                f"the sha256 in {MANIFEST}", path=str(directory / fname))
+        try:
+            source = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ArtifactError(f"{directory / fname}: chat template is not UTF-8: {e}") from e
+        templates[tname] = ChatTemplate(tname, source, "sha256:" + digest)
+    default = manifest.get("default_chat_template")
+    if default is None and len(templates) == 1:
+        default = next(iter(templates))
+    if default is not None and default not in templates:
+        raise ArtifactError(f"{directory / MANIFEST}: default_chat_template {default!r} is not "
+                            f"among chat_templates {sorted(templates)}")
+    return templates, default
+
+
+def load_directory(directory: str | Path, *, verify: bool = True,
+                   tables: str | Path | None = None) -> Artifact:
+    """An artifact version directory: ``manifest.json`` plus the files it hashes.
+
+    ``tables``: a directory for compiled tables (tables.py). The version's tables are
+    mapped from there when a file for its manifest exists, else built, written there
+    and mapped; either way the artifact then holds no vocabulary objects of its own.
+    """
+    directory = Path(directory)
+    manifest, raw = _read_manifest(directory)
+    digests = verify_files(directory, manifest) if verify else {}
+    templates, default = read_chat_templates(directory, manifest, digests)
+    extra = dict(manifest=manifest, directory=directory, chat_templates=templates,
+                 default_chat_template=default)
+    if tables is not None:
+        key = compiled.key_of(raw)
+        found = compiled.read(compiled.path_for(tables, key), key)
+        if found is not None:
+            return compiled.artifact_from(*found, **extra)
+    art = _parse_directory(directory, manifest)
+    if tables is not None:
+        image = compiled.image_of(art)
+        path = compiled.path_for(tables, key)
+        try:
+            compiled.write(path, key, art, image)
+            found = compiled.read(path, key)
+        except OSError:  # a read-only tables directory: this process keeps its own copy
+            found = None
+        art = replace(art, tokens=None, merges=None, tiktoken_data=None,
+                      tables=found[1] if found else image)
+    return replace(art, **extra)
+
+
+def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
+    fmt = manifest["format"]
+    tokenizer_file = directory / manifest["tokenizer_file"]
+    if fmt == "tiktoken":
+        specials = {k: int(v) for k, v in (manifest.get("special_tokens") or {}).items()}
+        art = load_tiktoken(
+            tokenizer_file,
+            preset=manifest.get("preset"),
+            pattern=manifest.get("pattern"),
+            special_tokens=specials if manifest.get("special_tokens") is not None else None,
+            name=manifest["name"],
+            bos_token=manifest.get("bos_token"),
+            eos_token=manifest.get("eos_token"),
+            add_bos_token=manifest.get("add_bos_token"),
+        )
+    elif fmt == "hf_tokenizer_json":
+        cfg_name = manifest.get("tokenizer_config_file")
+        config = json.loads(_read(directory / cfg_name)) if cfg_name else {}
+        for key in ("bos_token", "eos_token", "pad_token", "add_bos_token", "add_eos_token"):
+            if key in manifest and manifest[key] is not None:
+                config[key] = manifest[key]
+        art = load_tokenizer_json(tokenizer_file, name=manifest["name"], config=config)
+    elif fmt == "tekken":
+        art = load_tekken(tokenizer_file, name=manifest["name"])
+    else:
+        raise UnsupportedArtifact(f"artifact format {fmt!r}", str(directory))
+    return art
+
+
+def load_artifact(source: str | Path, *, tables: str | Path | None = None,
+                  **options: Any) -> Artifact:
+    """Dispatch on what ``source`` is: directory, ``tokenizer.json`` or rank file
+    (``tables`` applies to version directories, see ``load_directory``)."""
+    path = Path(source)
+    if path.is_dir():
+        if (path / MANIFEST).exists():
+            return load_directory(path, tables=tables, **options)
+        if (path / "tokenizer.json").exists():
+            cfg_path = path / "tokenizer_config.json"
+            config = json.loads(_read(cfg_path)) if cfg_path.exists() else None
+            return load_tokenizer_json(path / "tokenizer.json", config=config, **options)
+        raise ArtifactError(f"{path} holds neither {MANIFEST} nor tokenizer.json")
+    if not path.exists():
+        raise ArtifactError(f"tokenizer file not found: {path}", path=str(path))
+    if path.suffix == ".json":
+        head = _read(path)[:4096]
+        if b'"config"' in head and b'"model"' not in head:
+            return load_tekken(path, **options)
+        return load_tokenizer_json(path, **options)
+    return load_tiktoken(path, **options)
