@@ -91,8 +91,8 @@ def measure(workers: int, env: dict[str, str], empty: bool = False) -> list[tupl
             try:
                 with open(f"/proc/{pid}/cmdline") as f:
                     cmdline = f.read()
-                role = ("worker" if "multiprocessing.spawn" in cmdline or workers == 1 and pid == proc.pid
-                        else "tracker" if "resource_tracker" in cmdline else "supervisor")
+                role = ("tracker" if "resource_tracker" in cmdline
+                        else "supervisor" if pid == proc.pid and workers > 1 else "worker")
                 r = _rollup(pid)
                 rows.append((pid, role, r["Rss"], r["Pss"]))
             except OSError:

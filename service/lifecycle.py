@@ -129,7 +129,7 @@ class DrainingServer(uvicorn.Server):
 
 @dataclass(frozen=True)
 class ServeOptions:
-    """What ``tokserve serve`` hands every worker (picklable: workers are spawned)."""
+    """What ``tokserve serve`` hands every worker (picklable: workers may be spawned)."""
 
     host: str
     port: int

@@ -6,9 +6,14 @@ with no way to hand it another class, and the workers here must drain on SIGTERM
 worker that exits; and SIGHUP should reload artifacts in place in every worker rather
 than restart them. What this supervisor does:
 
-* binds the socket once and starts N spawned workers on it (``lifecycle.run_worker``),
-  each in its own process group, so a terminal's Ctrl+C reaches the supervisor only and
-  every signal a worker gets comes from here;
+* binds the socket once and starts N workers on it (``lifecycle.run_worker``), each in
+  its own process group, so a terminal's Ctrl+C reaches the supervisor only and every
+  signal a worker gets comes from here;
+* on Linux the workers are forked from the supervisor after it has imported the app and
+  frozen the garbage collector's view of those objects (``gc.freeze``), as gunicorn's
+  ``--preload`` does: the ~50 MB of Python, FastAPI, pydantic and uvicorn that every
+  worker needs then stays one copy in memory, shared copy-on-write, instead of one per
+  worker (benchmarks/worker_memory.py measures it). Elsewhere they are spawned;
 * SIGTERM / SIGINT: forwarded to every worker (SIGTERM drains, SIGINT stops at once),
   then waits for them up to drain + grace + 5 s and kills what is left;
 * SIGHUP: forwarded, so each worker rescans its artifact roots (hot reload);
@@ -20,6 +25,8 @@ than restart them. What this supervisor does:
 from __future__ import annotations
 
 import copy
+import gc
+import importlib
 import logging
 import logging.config
 import multiprocessing
@@ -27,6 +34,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -43,9 +51,33 @@ log = logging.getLogger("tokserve.supervisor")
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
+#: What every worker imports, imported once by the supervisor before it forks them.
+_PRELOAD = ("tokserve.service.app",)
+
+
+def _start_method() -> str:
+    """``fork`` where it is safe and pays (Linux; the supervisor runs no threads and no
+    event loop when it forks), ``spawn`` elsewhere."""
+    return "fork" if sys.platform.startswith("linux") else "spawn"
+
+
+def preload() -> None:
+    """Import what workers run and move it out of the collector's reach: a collection
+    in a forked worker writes to every object it scans, which would copy the shared
+    pages one by one (the pattern the ``gc.freeze`` documentation describes)."""
+    for module in _PRELOAD:
+        importlib.import_module(module)
+    gc.collect()
+    gc.freeze()
+
 
 def _worker_main(options: ServeOptions, sock: socket.socket, parent_pid: int) -> None:
     os.setpgrp()  # out of the terminal's process group: signals come from the supervisor
+    # A forked worker inherits the supervisor's handlers. Until the app's own are in
+    # place, SIGTERM/SIGINT stop it and SIGHUP (reload) is moot: it is loading anyway.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         code = run_worker(options, [sock], parent_pid=parent_pid)
     except SystemExit as exc:  # uvicorn's startup failure
@@ -67,7 +99,9 @@ class Supervisor:
         self.signals: list[int] = []
         self.wake = threading.Event()
         self.exit_code = 0
-        self._context = multiprocessing.get_context("spawn")
+        self._context = multiprocessing.get_context(_start_method())
+        if self._context.get_start_method() == "fork":
+            preload()
 
     def _start(self) -> BaseProcess:
         process = self._context.Process(target=_worker_main, name="tokserve-worker",

@@ -8,7 +8,8 @@
   ``Connection: close`` while the process keeps serving, exit within drain + grace.
 * A server whose artifacts all fail to load exits non-zero with the reason.
 * ``--workers N``: a worker killed with SIGKILL is replaced; SIGHUP to the supervisor
-  reloads artifacts in every worker.
+  reloads artifacts in every worker; on Linux the workers share the supervisor's
+  preloaded imports (copy-on-write pages), a replacement too.
 """
 
 from __future__ import annotations
@@ -165,3 +166,32 @@ def _worker_pids(srv: ServerProcess) -> list[int]:
         text = client.get("/metrics").text
     return sorted({int(p) for p in re.findall(
         r'tokserve_process_resident_memory_bytes\{pid="(\d+)"\}', text)})
+
+
+def _shared_dirty_mb(pid: int) -> float:
+    """Anonymous pages this process shares with another: what a fork passes on and a
+    spawn (a fresh interpreter) cannot."""
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Shared_Dirty:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError(f"no Shared_Dirty for {pid}")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork workers: Linux only")
+def test_workers_share_the_supervisors_preloaded_imports():
+    with ServerProcess("--workers", "2") as srv:
+        first = _worker_pids(srv)
+        assert len(first) == 2 and srv.proc.pid not in first
+        # Python, FastAPI, pydantic and uvicorn, imported once: ~24 MB here; a spawned
+        # worker shares none of its heap (0.0-0.1 MB measured before the change).
+        assert all(_shared_dirty_mb(pid) > 10 for pid in first), \
+            {pid: _shared_dirty_mb(pid) for pid in first}
+        os.kill(first[0], signal.SIGKILL)  # a replacement is forked the same way
+        deadline = time.monotonic() + 60
+        while len(current := _worker_pids(srv)) != 2 or first[0] in current:
+            assert time.monotonic() < deadline, current
+            time.sleep(0.2)
+        replacement = (set(current) - set(first)).pop()
+        assert _shared_dirty_mb(replacement) > 10, _shared_dirty_mb(replacement)
+        assert srv.client.post("/count", json={"text": "hello world"}).json()["count"] == 2
