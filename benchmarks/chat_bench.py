@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from service_bench import REPO, free_port  # noqa: E402  (same directory)
+from service_bench import LUA_DONE, REPO, free_port, wrk_stats  # noqa: E402  (same directory)
 
 LUA = textwrap.dedent('''
     local bodies = {}
@@ -42,13 +42,7 @@ LUA = textwrap.dedent('''
       counter = counter + 1
       return wrk.format(nil, "__PATH__", nil, bodies[(counter % n) + 1])
     end
-    done = function(summary, latency, requests)
-      io.write(string.format("JSON{\\"p50\\":%f,\\"p99\\":%f,\\"requests\\":%d,\\"errors\\":%d}\\n",
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
-        summary.errors.status + summary.errors.connect + summary.errors.read +
-        summary.errors.write + summary.errors.timeout))
-    end
-''')
+''') + LUA_DONE
 
 TOOL = {"type": "function", "function": {
     "name": "search_orders", "description": "Find a customer's orders.",
@@ -87,11 +81,7 @@ def run_wrk(url: str, path: str, bodies: list[dict], duration: int, connections:
     out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--timeout",
                           "10s", "-s", str(script), url],
                          capture_output=True, text=True, check=True).stdout
-    import re
-
-    stats = json.loads(re.search(r"JSON(\{.*\})", out).group(1))
-    return {"rps": float(re.search(r"Requests/sec:\s*([\d.]+)", out).group(1)),
-            "p50_ms": stats["p50"], "p99_ms": stats["p99"], "errors": stats["errors"]}
+    return wrk_stats(out)
 
 
 async def run_python(url: str, path: str, bodies: list[dict], duration: int,

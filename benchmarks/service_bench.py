@@ -159,6 +159,26 @@ def wait_ready(url: str, proc: subprocess.Popen, timeout: float = 120) -> None:
 
 # ---- load generators -------------------------------------------------------------------
 
+#: wrk's end-of-run hook: the latency percentiles and error count as one JSON line,
+#: read back by ``wrk_stats`` (every wrk script of these benchmarks ends with it).
+LUA_DONE = textwrap.dedent('''
+    done = function(summary, latency, requests)
+      io.write(string.format("JSON{\\"p50\\":%f,\\"p99\\":%f,\\"requests\\":%d,\\"errors\\":%d}\\n",
+        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
+        summary.errors.status + summary.errors.connect + summary.errors.read +
+        summary.errors.write + summary.errors.timeout))
+    end
+''')
+
+
+def wrk_stats(out: str) -> dict:
+    """req/s, p50, p99 (ms), requests and errors from a wrk run's output."""
+    stats = json.loads(re.search(r"JSON(\{.*\})", out).group(1))
+    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", out).group(1))
+    return {"rps": rps, "p50_ms": stats["p50"], "p99_ms": stats["p99"],
+            "requests": stats["requests"], "errors": stats["errors"]}
+
+
 LUA = textwrap.dedent('''
     local texts = {}
     local path = "__PATH__"
@@ -177,13 +197,7 @@ LUA = textwrap.dedent('''
       if unique then t = "__SALT__" .. (tid or 0) .. "-" .. counter .. " " .. t end
       return wrk.format(nil, path, nil, '{"text":"' .. t .. '"' .. extra .. '}')
     end
-    done = function(summary, latency, requests)
-      io.write(string.format("JSON{\\"p50\\":%f,\\"p99\\":%f,\\"requests\\":%d,\\"errors\\":%d}\\n",
-        latency:percentile(50) / 1000, latency:percentile(99) / 1000, summary.requests,
-        summary.errors.status + summary.errors.connect + summary.errors.read +
-        summary.errors.write + summary.errors.timeout))
-    end
-''')
+''') + LUA_DONE
 
 
 def json_escape_inner(text: str) -> str:
@@ -203,10 +217,7 @@ def run_wrk(url: str, path: str, extra: str, texts: list[str], unique: bool,
          "-s", str(script), url],
         capture_output=True, text=True, check=True,
     ).stdout
-    stats = json.loads(re.search(r"JSON(\{.*\})", out).group(1))
-    rps = float(re.search(r"Requests/sec:\s*([\d.]+)", out).group(1))
-    return {"rps": rps, "p50_ms": stats["p50"], "p99_ms": stats["p99"],
-            "requests": stats["requests"], "errors": stats["errors"]}
+    return wrk_stats(out)
 
 
 async def _client_load(url: str, path: str, extra: dict, texts: list[str], unique: bool,

@@ -234,16 +234,7 @@ static inline int32_t bt_bytes_get_hashed(const bt_bytesmap *m, const unsigned c
 }
 
 static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p, size_t n) {
-    uint64_t head = bt_head(p, n);
-    uint64_t h = bt_key_hash(head, p, n);
-    uint16_t tag = bt_tag16(h);
-    size_t i = h & m->mask;
-    for (;;) {
-        uint16_t t = m->tags[i];
-        if (t == tag && bt_slot_is(m, &m->slots[i], head, p, n)) return m->slots[i].id;
-        if (t == 0) return -1;
-        i = (i + 1) & m->mask;
-    }
+    return bt_bytes_get_hashed(m, p, n, bt_key_of(p, n));
 }
 
 /* ------------------------------------------------------------ token filters
