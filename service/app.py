@@ -126,7 +126,7 @@ def create_app(settings: Settings | None = None, *,
                 lambda: build_state(settings, metrics, state_class=state_class))
             lifecycle.loaded = True
         app.state.service = state
-        uninstall_sighup = install_sighup(state)
+        uninstall_sighup = install_sighup(state, after=loading)
         try:
             yield
         finally:

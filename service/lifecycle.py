@@ -149,8 +149,10 @@ def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None
     """Serve until stopped; returns the exit status (``STARTUP_FAILURE`` when nothing
     could be served). Settings come from the ``TOKSERVE_*`` environment."""
     from .app import create_app
+    from .reload import defer_sighup
     from .settings import get_settings
 
+    defer_sighup()
     logging.config.dictConfig(copy.deepcopy(options.log_config))
     app = create_app(get_settings(), load_in_background=options.load_in_background)
     config = uvicorn.Config(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import threading
 from collections.abc import Callable
 
 from anyio import to_thread
@@ -34,8 +35,23 @@ async def reload_artifacts(state: ServiceState, trigger: str) -> SyncReport:
     return report
 
 
-def install_sighup(state: ServiceState) -> Callable[[], None]:
-    """Reload on SIGHUP; returns the function that uninstalls the handler.
+_deferred = threading.Event()
+
+
+def defer_sighup() -> None:
+    """From process start until ``install_sighup``: remember a SIGHUP instead of dying of
+    it (the default action) or dropping it. A worker that is still loading when the
+    operator adds a version and sends SIGHUP may have scanned the roots before the
+    version was there; ``install_sighup`` rescans once for it. Main thread only."""
+    _deferred.clear()
+    signal.signal(signal.SIGHUP, lambda sig, frame: _deferred.set())
+
+
+def install_sighup(state: ServiceState, after: asyncio.Future | None = None
+                   ) -> Callable[[], None]:
+    """Reload on SIGHUP; returns the function that uninstalls the handler. A SIGHUP
+    remembered by ``defer_sighup`` reloads now. Reloads wait for ``after`` (the initial
+    load, when it runs in the background), so a rescan never races it.
 
     Only possible in the main thread of a process that owns its signals (``tokserve
     serve``); elsewhere (an app served from a thread, Windows) this logs and does nothing.
@@ -44,6 +60,8 @@ def install_sighup(state: ServiceState) -> Callable[[], None]:
     tasks: set[asyncio.Task] = set()
 
     async def run() -> None:
+        if after is not None and not after.done():
+            await asyncio.wait({after})
         try:
             await reload_artifacts(state, "sighup")
         except Exception:  # a failed rescan must not kill the loop; the old table stays
@@ -60,4 +78,8 @@ def install_sighup(state: ServiceState) -> Callable[[], None]:
     except (NotImplementedError, RuntimeError, ValueError, AttributeError) as exc:
         log.info("SIGHUP reload not available here (%s); use POST /admin/reload", exc)
         return lambda: None
+    if _deferred.is_set():
+        _deferred.clear()
+        log.info("SIGHUP received while starting")
+        on_hup()
     return lambda: loop.remove_signal_handler(signal.SIGHUP)

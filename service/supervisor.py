@@ -73,11 +73,10 @@ def preload() -> None:
 
 def _worker_main(options: ServeOptions, sock: socket.socket, parent_pid: int) -> None:
     os.setpgrp()  # out of the terminal's process group: signals come from the supervisor
-    # A forked worker inherits the supervisor's handlers. Until the app's own are in
-    # place, SIGTERM/SIGINT stop it and SIGHUP (reload) is moot: it is loading anyway.
+    # A forked worker inherits the supervisor's handlers; until uvicorn's are in place,
+    # SIGTERM and SIGINT stop it (run_worker takes care of SIGHUP).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         code = run_worker(options, [sock], parent_pid=parent_pid)
     except SystemExit as exc:  # uvicorn's startup failure

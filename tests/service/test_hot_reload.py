@@ -172,3 +172,43 @@ def test_admin_endpoint_needs_its_token_and_is_off_without_one(tmp_path):
         assert off.status_code == 404 and off.json()["error"]["code"] == "admin_disabled"
     finally:
         server.close()
+
+
+_STARTUP_HUP = """
+import asyncio, os, shutil, signal, sys
+from pathlib import Path
+from tokserve.service.app import build_state
+from tokserve.service.reload import defer_sighup, install_sighup
+from tokserve.service.settings import Settings
+
+root, source = Path(sys.argv[1]), Path(sys.argv[2])
+defer_sighup()
+state = build_state(Settings(artifacts=str(root), bundled_artifacts="", allow_empty=True))
+assert state.registry.entries() == []       # the scan is done: the version is not there yet
+shutil.copytree(source, root / "cl100k_base" / "1")
+os.kill(os.getpid(), signal.SIGHUP)          # the operator's SIGHUP, while still starting
+
+async def main():
+    uninstall = install_sighup(state)
+    for _ in range(600):
+        if state.registry.entries():
+            break
+        await asyncio.sleep(0.05)
+    uninstall()
+    print(",".join(e.ref for e in state.registry.entries()))
+
+asyncio.run(main())
+"""
+
+
+def test_a_sighup_while_starting_is_not_lost(tmp_path, bundled):
+    """A worker that has scanned its roots but not yet installed its reload handler
+    (``tokserve serve --workers N`` loads first) still rescans for a SIGHUP sent then,
+    instead of dying of it or dropping it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    done = subprocess.run([sys.executable, "-c", _STARTUP_HUP, str(root),
+                           str(bundled("cl100k_base"))],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "cl100k_base@1", done.stderr[-2000:]
