@@ -87,6 +87,15 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
                    "tokserve/service/static/index.html",
                    "tokserve/service/chat/render.py", "tokserve/service/routes/health.py"):
         assert needed in names
+    # Every module of the source folders, at its place in the namespace (pyproject's
+    # package list is explicit: a subpackage left out of it would be missing here).
+    for folder, prefix in (("engine", "tokserve"), ("service", "tokserve/service"),
+                           ("client", "tokserve/client")):
+        for module in (REPO / folder).rglob("*.py"):
+            relative = module.relative_to(REPO / folder)
+            if relative.parts[0] in ("build", "__pycache__") or relative.name == "setup.py":
+                continue
+            assert f"{prefix}/{relative.as_posix()}" in names, f"{folder}/{relative}"
     leftovers = [n for n in names if n.endswith((".pyx", ".cpp", ".c", ".h", ".o"))]
     assert not leftovers, leftovers
     entry_points = zipfile.ZipFile(wheel).read(
@@ -101,6 +110,15 @@ def test_installed_wheel_imports_one_namespace_from_any_directory(venv, tmp_path
                            cwd=tmp_path, env=_clean_env(), capture_output=True, text=True,
                            check=True).stdout.split()
     assert all(str(venv) in w for w in where), where
+    # The whole app, imported from the wheel alone: a module missing from it must not be
+    # found in this checkout (the test interpreter's editable install is on the path).
+    strays = subprocess.run(
+        [python, "-c", "import sys, tokserve.service.app, tokserve.client; "
+         "print('\\n'.join(f'{n} {m.__file__}' for n, m in sorted(sys.modules.items()) "
+         "if n.startswith('tokserve') and getattr(m, '__file__', None) "
+         f"and not m.__file__.startswith({str(venv)!r})))"],
+        cwd=tmp_path, env=_clean_env(), capture_output=True, text=True, check=True).stdout
+    assert strays.strip() == "", strays
     for name in ("engine", "service"):
         r = subprocess.run([python, "-c", f"import {name}"], cwd=tmp_path, env=_clean_env(),
                            capture_output=True, text=True)
