@@ -23,11 +23,9 @@ from __future__ import annotations
 import contextvars
 import json
 import re
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -455,50 +453,3 @@ class ChatEnvironment(ImmutableSandboxedEnvironment):
         rv = self.binop_table[op](left, right)
         state.check_size(_size(rv), f"the result of {op!r}")
         return rv
-
-
-# ==== compiled templates, once per hash ===============================================
-
-
-@dataclass
-class CompiledTemplate:
-    template: jinja2.Template
-    has_generation: bool
-    source: str = field(repr=False)
-
-
-_GENERATION_RE = re.compile(r"\{%-?\s*generation\s*-?%\}")
-_ENV: ChatEnvironment | None = None
-_CACHE: OrderedDict[str, CompiledTemplate] = OrderedDict()
-_LOCK = threading.Lock()
-CACHE_SIZE = 64
-
-
-def environment() -> ChatEnvironment:
-    global _ENV
-    if _ENV is None:
-        _ENV = ChatEnvironment()
-    return _ENV
-
-
-def compile_template(source: str, template_hash: str) -> CompiledTemplate:
-    """The compiled template for ``template_hash`` (compiled at most once while cached).
-
-    Raises jinja2.TemplateSyntaxError (or RecursionError for absurd nesting) when the
-    source does not compile; failures are not cached.
-    """
-    key = f"{template_hash}:{len(source)}"
-    with _LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None and hit.source == source:
-            _CACHE.move_to_end(key)
-            return hit
-    compiled = CompiledTemplate(environment().from_string(source),
-                                bool(_GENERATION_RE.search(source)), source)
-    with _LOCK:
-        _CACHE[key] = compiled
-        _CACHE.move_to_end(key)
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
-    return compiled
-

@@ -28,7 +28,8 @@ from ..errors import ReservedLiteralInContent, TemplateError
 from . import literals as lit
 from . import masks
 from .attribution import attribute
-from .environment import BudgetExceeded, RenderLimits, begin_render, compile_template, end_render
+from .compiled import compile_template
+from .environment import BudgetExceeded, RenderLimits, begin_render, end_render
 from .provenance import Origin, Run, Traced, concat, spans_in, wrap
 
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",

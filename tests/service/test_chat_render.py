@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
+from tokserve.service.chat import compiled as chat_compiled
 from tokserve.service.chat import render_chat
-from tokserve.service.chat import environment as chat_env
 from tokserve.service.chat.provenance import Traced, runs_of
 
 OID = 7
@@ -91,7 +90,7 @@ def test_continue_final_message_cuts_after_content():
 
 def test_compiled_once_per_hash(monkeypatch):
     calls = []
-    env = chat_env.environment()
+    env = chat_compiled.environment()
     real = env.from_string
     monkeypatch.setattr(env, "from_string", lambda s: calls.append(s) or real(s))
     src = "{{ messages | length }}-unique-7f3a"
@@ -99,7 +98,7 @@ def test_compiled_once_per_hash(monkeypatch):
         render_chat(Tok(), src, template_hash="sha256:test-once", messages=[{"role": "u"}],
                     return_ids=False)
     assert len(calls) == 1
-    assert len(chat_env._CACHE) <= chat_env.CACHE_SIZE
+    assert len(chat_compiled._CACHE) <= chat_compiled.CACHE_SIZE
 
 
 @pytest.fixture(scope="module")
