@@ -24,6 +24,7 @@ documented estimate, and the response says ``"exact": false``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -104,7 +105,7 @@ def count_chat(tok: Any, messages: Sequence[Mapping[str, Any]],
                     else:
                         exact = False  # images and other parts: not in the documented rule
             else:  # tool calls and other structured values: the documented rule stops here
-                tokens += n(orjson.dumps(value).decode())
+                tokens += n(_json_text(value))
                 exact = False
             if key == "name":
                 tokens += accounting.tokens_per_name
@@ -113,6 +114,16 @@ def count_chat(tok: Any, messages: Sequence[Mapping[str, Any]],
     if tools:
         exact = False
     return ChatCount(per_message, tools_tokens, accounting.reply_priming, exact)
+
+
+def _json_text(value: Any) -> str:
+    """A structured value as the compact JSON text it is counted as. orjson refuses lone
+    surrogates (which a JSON body may carry as escapes); the stdlib keeps them, and the
+    tokenizer then counts each as U+FFFD, as it does in any string."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _tools_tokens(n: Any, tools: Sequence[Mapping[str, Any]], a: Accounting) -> int:

@@ -8,6 +8,10 @@ encode must be a prefix or suffix of.
 
 from __future__ import annotations
 
+import json
+import shutil
+
+import httpx
 import pytest
 import tiktoken.model
 
@@ -23,7 +27,8 @@ def test_models_lists_tiktokens_table_exactly(client):
     assert tiktoken_rows == tiktoken.model.MODEL_TO_ENCODING
     assert [(p["prefix"], p["tokenizer"]) for p in body["prefixes"]] == \
         list(tiktoken.model.MODEL_PREFIX_TO_ENCODING.items())
-    assert rows["gpt-4o"]["served"] and not rows["text-davinci-003"]["served"]
+    # every encoding tiktoken's table names is bundled, the GPT-2-era ones too
+    assert all(rows[m]["served"] for m in tiktoken.model.MODEL_TO_ENCODING)
     manifest_rows = {m: r["tokenizer"] for m, r in rows.items() if r["source"] == "manifest"}
     assert manifest_rows["openai/gpt-oss-120b"] == "o200k_harmony"
     assert manifest_rows["deepseek-ai/DeepSeek-V4-Flash"] == "deepseek-v4"
@@ -65,11 +70,23 @@ def test_unknown_model_is_404_with_close_matches(client):
     assert "gpt-4o" in err["message"]
 
 
-def test_a_model_whose_tokenizer_is_not_served_names_it(client):
-    r = client.post("/encode", json={"model": "text-davinci-003", "text": "a"})
+def test_a_model_whose_tokenizer_is_not_served_names_it(live_server, bundled, tmp_path):
+    root = tmp_path / "root"
+    shutil.copytree(bundled("o200k_base"), root / "o200k_base" / "1")
+    settings = Settings(_env_file=None, bundled_artifacts="", artifacts=[root])
+    with live_server(settings) as srv:
+        assert not {r["model"]: r for r in srv.client.get("/models").json()["models"]}[
+            "text-davinci-003"]["served"]
+        r = srv.client.post("/encode", json={"model": "text-davinci-003", "text": "a"})
     assert r.status_code == 404
     err = r.json()["error"]
     assert err["code"] == "tokenizer_not_found" and err["tokenizer"] == "p50k_base"
+
+
+def test_gpt2_era_models_are_served(client):
+    r = client.post("/encode", json={"model": "text-davinci-003", "text": "hello world"})
+    assert r.status_code == 200 and r.json()["ids"] == [31373, 995]  # tiktoken's example
+    assert r.json()["tokenizer"] == "p50k_base@1"
 
 
 def test_unknown_tokenizer_suggests_close_names(client):
@@ -148,6 +165,22 @@ def test_openai_chat_count_flags_images_as_estimates(client):
         {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]
     body = client.post("/count", json={"model": "gpt-4o", "messages": messages}).json()
     assert body["exact"] is False and body["count"] > 0
+
+
+def test_openai_chat_count_takes_lone_surrogates_in_structured_values(client):
+    """JSON allows lone-surrogate escapes and schemathesis sends them: a structured value
+    (counted as its JSON text) holding one is counted like U+FFFD, as in any string;
+    it was a 500 (orjson refuses to serialise it)."""
+    def count(ch: str) -> httpx.Response:
+        messages = [{"role": "user", "content": [{ch: "x"}, {"type": "text", "text": ch}]},
+                    {"role": "assistant", "content": None,
+                     "tool_calls": [{"function": {"arguments": ch}}]}]
+        raw = json.dumps({"model": "gpt-4o", "messages": messages})  # \ud800 escapes
+        return client.post("/count", content=raw, headers={"content-type": "application/json"})
+
+    lone = count("\ud800")
+    assert lone.status_code == 200, lone.text
+    assert lone.json()["count"] == count("\ufffd").json()["count"]
 
 
 def test_openai_chat_count_refuses_literals_by_default(client):
