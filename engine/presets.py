@@ -71,10 +71,9 @@ _ENDOFTEXT_50K = {"<|endoftext|>": 50256}
 _FIM_50K = {"<|fim_prefix|>": 50281, "<|fim_middle|>": 50282, "<|fim_suffix|>": 50283}
 
 PRESETS: dict[str, Preset] = {
-    # The GPT-2/GPT-3 era encodings are not bundled (nobody bills on them any more) but
-    # import exactly: `tokserve artifact import --preset r50k_base r50k_base.tiktoken`.
-    # gpt2 is r50k_base's ranks (tiktoken builds it from GPT-2's encoder.json/vocab.bpe,
-    # which hold the same 50,256 tokens), so it imports from the same rank file.
+    # The GPT-2/GPT-3 era encodings (bundled: artifacts/README.md). gpt2 is r50k_base's
+    # ranks (tiktoken builds it from GPT-2's encoder.json/vocab.bpe, which hold the same
+    # 50,256 tokens), so it is built from the same rank file.
     "gpt2": Preset("gpt2", R50K.text, dict(_ENDOFTEXT_50K), eos_token="<|endoftext|>"),
     "r50k_base": Preset("r50k_base", R50K.text, dict(_ENDOFTEXT_50K),
                         eos_token="<|endoftext|>"),

@@ -22,7 +22,8 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLED = ("o200k_base", "cl100k_base", "deepseek-v4", "o200k_harmony")
+BUNDLED = ("o200k_base", "cl100k_base", "deepseek-v4", "o200k_harmony", "gpt2", "r50k_base",
+            "p50k_base", "p50k_edit")
 
 
 def _clean_env() -> dict[str, str]:

@@ -1,12 +1,24 @@
-"""Rebuild the bundled artifacts under artifacts/ from ../shared/artifacts.
+"""Rebuild the bundled artifacts under artifacts/ from ../shared/artifacts and PyPI.
 
 Run by a maintainer (the results are committed); the service never needs ../shared.
 Only files whose licence allows redistribution are bundled (see artifacts/README.md).
 Versions are immutable: a version directory that exists is left as it is.
+
+The GPT-2-era encodings (gpt2, r50k_base, p50k_base, p50k_edit) come from the
+openai-whisper sdist on PyPI (``pip download``; MIT): its ``whisper/assets/gpt2.tiktoken``
+is r50k_base's rank file byte for byte, and p50k_base's is that plus 24 tokens, the runs
+of 2 to 25 spaces at ranks 50257 to 50280. Both are checked against the sha256 tiktoken
+pins for them before anything is written.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import subprocess
+import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 from tokserve.manifest import write_artifact
@@ -16,8 +28,64 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 ROOT = REPO / "artifacts"
 
+WHISPER = "openai-whisper==20250625"
+#: tiktoken_ext/openai_public.py: the sha256 tiktoken checks each downloaded file against
+TIKTOKEN_PINS = {
+    "r50k_base": "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    "p50k_base": "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+}
+#: encoding -> the rank file it is built on (gpt2's encoder.json holds r50k_base's ranks;
+#: p50k_edit is p50k_base's with fill-in-the-middle special tokens)
+GPT2_ERA = {"gpt2": "r50k_base", "r50k_base": "r50k_base", "p50k_base": "p50k_base",
+            "p50k_edit": "p50k_base"}
+
+
+def gpt2_era_ranks(workdir: Path) -> dict[str, bytes]:
+    """r50k_base's and p50k_base's rank files, verified against tiktoken's pins."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps",
+                    "--no-binary", ":all:", WHISPER, "-d", str(workdir)], check=True)
+    (sdist,) = workdir.glob("openai_whisper-*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        member = next(m for m in tar.getmembers()
+                      if m.name.endswith("whisper/assets/gpt2.tiktoken"))
+        r50k = tar.extractfile(member).read()
+    p50k = r50k + b"".join(base64.b64encode(b" " * n) + b" %d\n" % (50255 + n)
+                           for n in range(2, 26))
+    ranks = {"r50k_base": r50k, "p50k_base": p50k}
+    for name, data in ranks.items():
+        if hashlib.sha256(data).hexdigest() != TIKTOKEN_PINS[name]:
+            raise SystemExit(f"{name}: the derived rank file does not match tiktoken's pin")
+    return ranks
+
+
+def bundle_gpt2_era() -> None:
+    missing = [name for name in GPT2_ERA if not (ROOT / name / "1").exists()]
+    if not missing:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        ranks = gpt2_era_ranks(Path(tmp))
+        for name in missing:
+            base = GPT2_ERA[name]
+            fname = f"{base}.tiktoken"
+            (Path(tmp) / fname).write_bytes(ranks[base])
+            p = PRESETS[name]
+            write_artifact(
+                ROOT, name, "1", {fname: Path(tmp) / fname},
+                format="tiktoken", tokenizer_file=fname, preset=name, pattern=p.pattern,
+                special_tokens=p.special_tokens, bos_token=p.bos_token,
+                eos_token=p.eos_token, pad_token=None, add_bos_token=False,
+                add_eos_token=False, normalizer="none", model_max_length=None,
+                source=f"{WHISPER} sdist (PyPI), whisper/assets/gpt2.tiktoken"
+                       + ("" if base == "r50k_base" else
+                          " plus the runs of 2-25 spaces at ranks 50257-50280")
+                       + f"; sha256 equal to tiktoken's pin for {base}; special tokens as "
+                         f"tiktoken's {name}",
+                license="MIT",
+            )
+
 
 def main() -> None:
+    bundle_gpt2_era()
     for preset, fname in (("o200k_base", "o200k_base.tiktoken"),
                           ("cl100k_base", "cl100k_base.tiktoken"),
                           ("o200k_harmony", "o200k_base.tiktoken")):

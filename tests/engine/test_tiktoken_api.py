@@ -98,15 +98,46 @@ def test_list_encoding_names_all_load():
         assert tokserve.get_encoding(name).name == name
 
 
+@pytest.fixture(scope="module")
+def gpt2_era_reference(tmp_path_factory):
+    """tiktoken's own r50k_base, p50k_base and p50k_edit, read from a private download
+    cache holding our bundled rank files: tiktoken accepts a cached file only if its
+    sha256 is the one tiktoken pins (else it downloads, which fails here)."""
+    cache = tmp_path_factory.mktemp("tiktoken-gpt2-era")
+    for stem in ("r50k_base", "p50k_base"):
+        key = hashlib.sha1(_BLOB.format(stem).encode()).hexdigest()
+        shutil.copyfile(tokserve.bundled_root() / stem / "1" / f"{stem}.tiktoken", cache / key)
+    patch = pytest.MonkeyPatch()
+    patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+    try:
+        encodings = {}
+        for name in ("r50k_base", "p50k_base", "p50k_edit"):
+            tiktoken.registry.ENCODINGS.pop(name, None)
+            encodings[name] = tiktoken.get_encoding(name)
+    finally:
+        patch.undo()
+    yield encodings
+    for name in encodings:
+        tiktoken.registry.ENCODINGS.pop(name, None)
+
+
+GPT2_ERA_TEXTS = ["hello world", "hello <|endoftext|>", "    indented\n\t\tcode()  ",
+                  "<|fim_prefix|>def f(<|fim_suffix|>):<|fim_middle|>", "naïve café 東京 😀",
+                  " " * 30 + "x", "12345 67.89 -1e10", "I'm we'll they've"]
+
+
 @pytest.mark.parametrize("name", ["gpt2", "r50k_base", "p50k_base", "p50k_edit"])
-def test_unbundled_tiktoken_names_say_how_to_import(name, tmp_path, monkeypatch):
-    # a cache file with the wrong bytes is not trusted either
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))
-    stem = "p50k_base" if name.startswith("p50k") else "r50k_base"
-    (tmp_path / hashlib.sha1(_BLOB.format(stem).encode()).hexdigest()).write_bytes(b"x")
-    with pytest.raises(ValueError, match=f"tokserve artifact import .* --preset {name}"):
-        tokserve.get_encoding(name)
-    assert name in tokserve.PRESETS
+def test_gpt2_era_encodings_are_bundled_and_equal_tiktokens(name, gpt2_era_reference):
+    ours = tokserve.get_encoding(name)
+    # gpt2 is r50k_base's ranks, pattern and special token under another name
+    ref = gpt2_era_reference["r50k_base" if name == "gpt2" else name]
+    assert name in tokserve.list_encoding_names() and ours.name == name
+    assert (ours.n_vocab, ours.max_token_value, ours.special_tokens_set) == \
+        (ref.n_vocab, ref.max_token_value, ref.special_tokens_set)
+    assert ours.encode("hello world") == [31373, 995]  # tiktoken's published example
+    for text in GPT2_ERA_TEXTS:
+        assert ours.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+        assert ours.encode_ordinary(text) == ref.encode_ordinary(text)
 
 
 def test_unknown_and_wrong_type_names_raise_value_error():
@@ -399,8 +430,9 @@ def test_encoding_for_model():
     assert tokserve.encoding_for_model("deepseek-ai/DeepSeek-V4-Flash").name == "deepseek-v4"
     with pytest.raises(KeyError, match="Could not automatically map"):
         tokserve.encoding_name_for_model("no-such-model")
-    with pytest.raises(ValueError, match="--preset gpt2"):
-        tokserve.encoding_for_model("gpt2")
+    assert tokserve.encoding_for_model("gpt2").name == "gpt2"
+    assert tokserve.encoding_for_model("text-davinci-003").name == "p50k_base"
+    assert tokserve.encoding_for_model("text-davinci-edit-001").name == "p50k_edit"
 
 
 def test_manifest_models_are_aliases(tmp_path):
