@@ -233,17 +233,13 @@ def test_tgi_tokenize_openapi_example(client, o200k):
 
 def test_tgi_tokenize_offsets_are_bytes_and_specials_have_none(client, live_server, bundled,
                                                                tmp_path_factory):
-    from tokserve.manifest import write_artifact
-    from tokserve.presets import PRESETS
+    from tokserve.importers import import_tiktoken
     from tokserve.service.settings import Settings
 
     root = tmp_path_factory.mktemp("bos")
-    ranks = bundled("cl100k_base") / "cl100k_base.tiktoken"
-    preset = PRESETS["cl100k_base"]
-    write_artifact(root, "withbos", "1", {ranks.name: ranks}, format="tiktoken",
-                   tokenizer_file=ranks.name, preset="cl100k_base", pattern=preset.pattern,
-                   special_tokens=preset.special_tokens, bos_token="<|fim_prefix|>",
-                   add_bos_token=True)
+    import_tiktoken(bundled("cl100k_base") / "cl100k_base.tiktoken", root, "withbos", "1",
+                    preset="cl100k_base", bos_token="<|fim_prefix|>", eos_token=None,
+                    add_bos_token=True)
     with live_server(Settings(_env_file=None, artifacts=[root],
                               default_tokenizer="withbos")) as srv:
         tokens = srv.client.post("/compat/tgi/tokenize", json={"inputs": "héllo 東京"}).json()

@@ -203,16 +203,12 @@ TEXT = "Truncation keeps ids, offsets and tokens aligned: héllo wörld 😀 東
 def bos_eos(live_server, bundled, tmp_path_factory):
     """A server with a tokenizer whose post-processor adds a BOS, as Llama 3's does
     (cl100k's ranks; tiktoken-format artifacts add no EOS)."""
-    from tokserve.manifest import write_artifact
-    from tokserve.presets import PRESETS
+    from tokserve.importers import import_tiktoken
 
     root = tmp_path_factory.mktemp("artifacts")
-    ranks = bundled("cl100k_base") / "cl100k_base.tiktoken"
-    preset = PRESETS["cl100k_base"]
-    write_artifact(root, "wrapped", "1", {ranks.name: ranks}, format="tiktoken",
-                   tokenizer_file=ranks.name, preset="cl100k_base", pattern=preset.pattern,
-                   special_tokens=preset.special_tokens, bos_token="<|fim_prefix|>",
-                   eos_token="<|fim_suffix|>", add_bos_token=True)
+    import_tiktoken(bundled("cl100k_base") / "cl100k_base.tiktoken", root, "wrapped", "1",
+                    preset="cl100k_base", bos_token="<|fim_prefix|>",
+                    eos_token="<|fim_suffix|>", add_bos_token=True)
     settings = Settings(_env_file=None, artifacts=[root], default_tokenizer="wrapped")
     with live_server(settings) as srv:
         yield srv.client
