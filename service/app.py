@@ -125,7 +125,7 @@ def create_app(settings: Settings | None = None, *,
             state = await to_thread.run_sync(
                 lambda: build_state(settings, metrics, state_class=state_class))
             lifecycle.loaded = True
-        app.state.service = state
+        app.state.service = front.service = state  # the fast lane reads its own attribute
         uninstall_sighup = install_sighup(state, after=loading)
         try:
             yield
@@ -155,8 +155,9 @@ def create_app(settings: Settings | None = None, *,
     app.openapi = lambda: document  # type: ignore[method-assign]
     app.state.lifecycle = lifecycle
     app.state.telemetry = telemetry
-    return ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry,
-                             tracing=tracing)
+    front = ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry,
+                              tracing=tracing)
+    return front
 
 
 def app_from_env() -> ServiceMiddleware:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from typing import Any
 
 
@@ -56,10 +56,9 @@ class ResultCache:
         self._data: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # key -> (value, size)
         self._bytes = 0
         self._seen: set[int] = set()  # hashes of keys put once (see "Admission")
-        self.hits = 0
-        self.misses = 0
-        self.on_hit: Callable[[str], None] | None = None
-        self.on_miss: Callable[[str], None] | None = None
+        # lookups by kind ("text", "chat"), counted under the lock; the metrics read them
+        self.hits: dict[str, int] = {"text": 0, "chat": 0}
+        self.misses: dict[str, int] = {"text": 0, "chat": 0}
 
     def cacheable(self, text: str) -> bool:
         return self.enabled and len(text) <= self.max_text_chars
@@ -69,23 +68,15 @@ class ResultCache:
         ("text" or "chat") labels the hit or miss in the metrics."""
         with self._lock:
             item = self._data.get(key)
-            if item is not None:
-                self._data.move_to_end(key)
-        if item is None:
-            self.misses += 1
-            if self.on_miss:
-                self.on_miss(kind)
-            return None
-        self.hits += 1
-        if self.on_hit:
-            self.on_hit(kind)
+            if item is None:
+                self.misses[kind] += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits[kind] += 1
         return item[0]
 
     def put(self, key: tuple[Any, ...], value: Any) -> None:
         """Store ``value`` if ``key`` was put before (see "Admission")."""
-        size = _entry_size(key, value)
-        if size > self.max_bytes:
-            return
         digest = hash(key)
         with self._lock:
             if digest not in self._seen:
@@ -93,6 +84,10 @@ class ResultCache:
                     self._seen.clear()
                 self._seen.add(digest)
                 return
+        size = _entry_size(key, value)
+        if size > self.max_bytes:
+            return
+        with self._lock:
             old = self._data.pop(key, None)
             if old is not None:
                 self._bytes -= old[1]

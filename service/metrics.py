@@ -47,7 +47,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import threading
 from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
@@ -69,6 +68,20 @@ from prometheus_client.multiprocess import MultiProcessCollector, mark_process_d
 from .telemetry import RequestRecord, current
 
 disable_created_metrics()  # `*_created` series double the output and help nobody here
+
+_PID = [os.getpid()]
+os.register_at_fork(after_in_child=lambda: _PID.__setitem__(0, os.getpid()))
+
+
+def _pid() -> int:
+    """This process's id, kept (and renewed in a forked child). prometheus_client's
+    multiprocess values ask for the pid on every update, to notice a fork; with
+    ``os.getpid`` that is a system call per update, several per batch of requests."""
+    return _PID[0]
+
+
+if getattr(values.ValueClass, "_multiprocess", False):  # before any metric is made
+    values.ValueClass = values.MultiProcessValue(process_identifier=_pid)
 
 _BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -114,11 +127,11 @@ class Metrics:
             "tokserve_tokens", "Tokens counted per tokenizer version (billing total).",
             ("tokenizer", "endpoint"), registry=r,
         )
-        self.cache_hits = _Tally(Counter(
+        self.cache_hits = Counter(
             "tokserve_cache_hits", "Result cache hits, by kind: text (/encode, /count) or "
-            "chat.", ("kind",), registry=r))
-        self.cache_misses = _Tally(Counter(
-            "tokserve_cache_misses", "Result cache misses, by kind.", ("kind",), registry=r))
+            "chat.", ("kind",), registry=r)
+        self.cache_misses = Counter(
+            "tokserve_cache_misses", "Result cache misses, by kind.", ("kind",), registry=r)
         self.cache_entries = Gauge("tokserve_cache_entries", "Entries in the cache.",
                                    registry=r, multiprocess_mode="livesum")
         self.cache_bytes = Gauge(
@@ -147,6 +160,8 @@ class Metrics:
         self.build_info.labels(info["version"], info["engine"]).set(1)
         self.cache: Any = None  # the ResultCache whose size the gauges show (watch())
         self._cache_shown = (-1, -1)
+        # (counter, kind) -> (child, the cache's count already added to it)
+        self._cache_pushed: dict[tuple[Any, str], tuple[Any, int]] = {}
         self._artifacts_shown: set[tuple[str, str]] = set()
         self._token_children: dict[tuple[str, str], Any] = {}
         self._request_children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
@@ -219,17 +234,28 @@ class Metrics:
         self._artifacts_shown = served
 
     def watch(self, cache: Any) -> None:
-        """Show ``cache``'s size in the cache gauges (and count its hits and misses)."""
+        """Show ``cache``'s size in the cache gauges and its hits and misses (which it
+        counts itself, by kind: an int under the lock it holds anyway) in the counters."""
+        self.flush()
         self.cache = cache
-        cache.on_hit = self.cache_hits.inc
-        cache.on_miss = self.cache_misses.inc
+        self._cache_pushed = {
+            (counter, kind): (counter.labels(kind), n)
+            for counter, counts in ((self.cache_hits, cache.hits),
+                                    (self.cache_misses, cache.misses))
+            for kind, n in counts.items()}
 
     def flush(self) -> None:
-        """Push what is kept in memory to the series: cache hits and misses, and the
-        cache's size when it changed (each worker's own; the gauges sum the live ones)."""
-        self.cache_hits.push()
-        self.cache_misses.push()
+        """Push what is kept in memory to the series: the cache's hits and misses since
+        the last push, and its size when it changed (each worker's own; the gauges sum
+        the live ones)."""
         if self.cache is not None:
+            for counter, counts in ((self.cache_hits, self.cache.hits),
+                                    (self.cache_misses, self.cache.misses)):
+                for kind, n in counts.items():
+                    child, pushed = self._cache_pushed[counter, kind]
+                    if n != pushed:
+                        child.inc(n - pushed)
+                        self._cache_pushed[counter, kind] = (child, n)
             shown = (len(self.cache), self.cache.bytes)
             if shown != self._cache_shown:
                 self._cache_shown = shown
@@ -263,28 +289,6 @@ def _push(histogram: Any, total: float, buckets: list[int]) -> None:
     for i, n in enumerate(buckets):
         if n:
             histogram._buckets[i].inc(n)
-
-
-class _Tally:
-    """A counter labelled by kind, bumped in memory (``inc(kind)``: an int add under a
-    lock, no file write) and pushed to its prometheus series by ``push`` (each batch and
-    each scrape). The cache calls ``inc`` for every text it looks up, from worker threads
-    too."""
-
-    def __init__(self, counter: Counter) -> None:
-        self.counter = counter
-        self.pending: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def inc(self, kind: str = "text", n: int = 1) -> None:
-        with self._lock:
-            self.pending[kind] = self.pending.get(kind, 0) + n
-
-    def push(self) -> None:
-        with self._lock:
-            pending, self.pending = self.pending, {}
-        for kind, n in pending.items():
-            self.counter.labels(kind).inc(n)
 
 
 def live_pids(directory: str) -> list[int]:

@@ -134,6 +134,9 @@ class ServiceMiddleware:
         self.lifecycle = lifecycle
         self.telemetry = telemetry
         self.tracing = tracing  # tracing.Tracing when OpenTelemetry is on, else None
+        #: The ``ServiceState`` the lifespan built (it is ``app.state.service`` too; read
+        #: here without Starlette's ``State.__getattr__`` on every request).
+        self.service: Any = None
         self.new_request_id = RequestIds()
         # (Content-Type value, accepted types) -> accepted (memo)
         self._json_types: dict[tuple[bytes, tuple[str, ...]], bool] = {}
@@ -142,11 +145,12 @@ class ServiceMiddleware:
         await self._entry(scope, receive, send)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            await self._websocket(scope, receive, send)
-            return
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "websocket":
+                await self._websocket(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
             return
         start = time.perf_counter()
         rid = content_type = authorization = length = None
@@ -189,7 +193,9 @@ class ServiceMiddleware:
         """Refuse (auth, size, media type, still loading) or serve the request."""
         path, rid = scope["path"], record.request_id
         render = _RENDERERS.get(path, error_response)
-        refusal = self._refuse(path, authorization, length, rid, render)
+        refusal = None
+        if self.expected_auth is not None or length is not None:
+            refusal = self._refuse(path, authorization, length, rid, render)
         consumes = _CONSUMES.get(path) if scope["method"] == "POST" else None
         if refusal is None and consumes and not self._accepts(content_type, consumes):
             refusal = render(
@@ -264,23 +270,18 @@ class ServiceMiddleware:
         """Serve a hot POST operation without the framework's routing and middleware
         layers; the operation and the error mapping are the very ones the FastAPI routes
         use (``handlers``, ``errors.response_for``)."""
-        chunks: list[bytes] = []
-        seen = 0
         try:
-            while True:
-                message = await receive()
-                if message["type"] == "http.disconnect":
-                    raise ClientDisconnect()
-                chunk = message.get("body", b"")
-                seen += len(chunk)
-                if seen > self.max_body:
-                    record.bytes_in = seen
-                    raise self._too_large()
-                chunks.append(chunk)
-                if not message.get("more_body", False):
-                    break
-            record.bytes_in = seen
-            body = await handler(self.app.state.service, b"".join(chunks))
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            raw = message.get("body", b"")
+            if message.get("more_body", False):  # a body in several chunks
+                raw = await self._rest_of_body(raw, receive, record)
+            elif len(raw) > self.max_body:
+                record.bytes_in = len(raw)
+                raise self._too_large()
+            record.bytes_in = len(raw)
+            body = await handler(self.service, raw)
         except ClientDisconnect:
             raise
         except Exception as exc:
@@ -300,6 +301,25 @@ class ServiceMiddleware:
         record.status, record.bytes_out = status, len(body)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    async def _rest_of_body(self, first: bytes, receive: Receive,
+                            record: RequestRecord) -> bytes:
+        """The whole body of a request whose first chunk is ``first``, refused with
+        ``PayloadTooLarge`` as soon as it passes the limit."""
+        chunks = [first]
+        seen = len(first)
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_body:
+                record.bytes_in = seen
+                raise self._too_large()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
 
     async def _framework(self, scope: Scope, receive: Receive, send: Send,
                          record: RequestRecord) -> None:

@@ -23,6 +23,19 @@ orjson refuses lone-surrogate escapes (``"\\ud800"``), which JSON allows and cli
 send; for those bodies only the stdlib parser runs, keeping them as lone surrogates in
 ``str`` (the engine then encodes them as U+FFFD; see docs/SERVICE.md).
 
+Most calls are a string and a few options (``{"text": "..."}``), and for those pydantic's
+validation of a model of twenty fields with a Python rule was most of the parse (and a
+tenth of a whole cold 1 KB /count). A model that opts in (``quick_parse``: the
+contract's request models) takes such a body without the validator: when every key is
+a field whose check is a type or a literal (a free ``str``, a strict ``bool``, a string
+``Literal``), the body is valid exactly when a *representative* of its shape is (the same
+keys, the same flags and literals, each free string replaced by ``"x"``), and pydantic
+decides that once per shape (``_Quick``). The request is then a ``Prevalidated`` view:
+the body's values over the model's defaults. This rests on one rule of the opted-in
+models, stated in schemas.py: their rules look at which fields are given and at flags
+and literals, never at a free string's content. tests/service/test_parsing.py compares
+both ways on every combination of field values.
+
 Where the parse runs (on the event loop or in a worker thread) is ``ServiceState.parse``'s
 decision, not this module's: everything here is plain blocking code.
 """
@@ -31,11 +44,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import is_
 from types import UnionType
-from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 import orjson
 from pydantic import BaseModel, Strict, ValidationError
@@ -73,6 +87,13 @@ def parse_json(raw: bytes, model: type[M], *, unknown: str = "refuse") -> M:
     data = _loads(raw)
     if not isinstance(data, dict):
         raise InvalidJson(f"request body must be a JSON object, got {type(data).__name__}")
+    quick = _QUICK.get(model)
+    if quick is None:
+        quick = _QUICK[model] = _Quick(model)
+    if quick.view is not None:
+        view = quick.accept(data)
+        if view is not None:
+            return view  # type: ignore[return-value] - the model's attributes (Prevalidated)
     fields = model.model_fields
     if len(data) > len(data.keys() & fields.keys()):
         if unknown != "ignore":
@@ -294,3 +315,141 @@ def _depth_over(value: dict | list, limit: int) -> bool:
                     return True
                 stack.append((item, depth + 1))
     return False
+
+
+# ==== bodies valid by construction ======================================================
+
+
+class Prevalidated:
+    """A request accepted without the validator (see the module docstring): the body's
+    values as attributes, over class attributes holding the model's defaults. It answers
+    what the handlers read of a request: its fields and ``model_fields_set``."""
+
+    model: type[BaseModel]  # the request model this view stands for (set per subclass)
+
+    @property
+    def model_fields_set(self) -> set[str]:
+        return set(self.__dict__)
+
+    def __repr__(self) -> str:
+        return f"{self.model.__name__}~{self.__dict__!r}"
+
+
+_ANY_STR = object()  # a field that takes any string
+_QUICK: dict[type[BaseModel], _Quick] = {}
+_MAX_SHAPES = 512  # verdicts kept per model (the shapes callers send are a handful)
+
+
+class _Quick:
+    """For one model: which fields a body may use to skip the validator, what each
+    accepts, and the validator's verdict per body shape."""
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+        self.view: type[Prevalidated] | None = None
+        self.accepts: dict[str, tuple[Any, bool]] = {}  # field -> (_ANY_STR | values, nullable)
+        self.shapes: dict[tuple[Any, ...], bool] = {}
+        if not getattr(model, "quick_parse", False):
+            return
+        decorators = model.__pydantic_decorators__
+        checked = {f for d in decorators.field_validators.values() for f in d.info.fields}
+        if any(d.info.mode != "after" for d in decorators.model_validators.values()) or \
+                "*" in checked:
+            return  # a rule that may rewrite the input: always the validator
+        defaults: dict[str, Any] = {"model": model}
+        for name, info in model.model_fields.items():
+            if info.alias not in (None, name):
+                return
+            if not info.is_required():  # a required field is in every accepted body
+                defaults[name] = _default(info)
+            accepted = None if name in checked else _simple_check(info)
+            if accepted is not None:
+                self.accepts[name] = accepted
+        self.view = type(f"{model.__name__}View", (Prevalidated,), defaults)
+
+    def accept(self, data: dict[str, Any]) -> Prevalidated | None:
+        """The view of ``data`` when it is valid by construction, else None (the caller
+        validates it the usual way). A shape lists each key, with its value unless that
+        is a free string (any other string gets the same verdict)."""
+        accepts = self.accepts
+        shape = []
+        for name, value in data.items():
+            rule = accepts.get(name)
+            if rule is None:
+                return None
+            accepted, nullable = rule
+            if accepted is _ANY_STR and type(value) is str:
+                shape.append(name)
+            elif value is None and nullable or type(value) in (bool, str) and (
+                    accepted is not _ANY_STR and value in accepted):  # no 1 for True
+                shape.append((name, value))
+            else:
+                return None
+        key = tuple(shape)
+        valid = self.shapes.get(key)
+        if valid is None:
+            valid = self._judge(key)
+        if not valid:
+            return None
+        view = object.__new__(self.view)  # type: ignore[arg-type]
+        view.__dict__ = data
+        return view
+
+    def _judge(self, shape: tuple[Any, ...]) -> bool:
+        representative = dict((part, "x") if type(part) is str else part for part in shape)
+        try:
+            self.model.model_validate(representative)
+            valid = True
+        except ValidationError:
+            valid = False
+        if len(self.shapes) >= _MAX_SHAPES:
+            self.shapes.clear()
+        self.shapes[shape] = valid
+        return valid
+
+
+def _simple_check(info: Any) -> tuple[Any, bool] | None:
+    """``(what the field accepts, whether null)`` when its whole check is a type or a
+    literal: a ``str`` with no constraint, a strict ``bool``, a ``Literal`` of strings."""
+    annotation, nullable = info.annotation, False
+    args = get_args(annotation)
+    if get_origin(annotation) in (Union, UnionType) and type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) != 1:
+            return None
+        annotation, nullable = rest[0], True
+    metadata = list(info.metadata)
+    if get_origin(annotation) is Annotated:
+        annotation, *extra = get_args(annotation)
+        metadata += extra
+    strict = [m for m in metadata if isinstance(m, Strict)]
+    if len(strict) != len(metadata):
+        return None  # a constraint (length, pattern, bound): the validator checks it
+    if annotation is str:
+        return _ANY_STR, nullable
+    if annotation is bool and strict and strict[0].strict:
+        return frozenset((True, False)), nullable
+    if get_origin(annotation) is Literal and all(type(a) is str for a in get_args(annotation)):
+        return frozenset(get_args(annotation)), nullable
+    return None
+
+
+class _Fresh:
+    """A default made on each read (a factory's, or a copy of a mutable default), as
+    each validated model gets its own. Not a data descriptor: a value the body gave, in
+    the instance's ``__dict__``, wins."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        return self if instance is None else self.make()
+
+
+def _default(info: Any) -> Any:
+    """The class attribute holding a field's default."""
+    if info.default_factory is not None:
+        return _Fresh(info.default_factory)
+    if isinstance(info.default, (list, dict, set)):
+        return _Fresh(lambda value=info.default: type(value)(value))
+    return info.default

@@ -24,6 +24,7 @@ import logging
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -48,11 +49,11 @@ class Entry:
     chat_template_hashes: dict[str, str] = field(default_factory=dict)
     default_chat_template: str | None = None
 
-    @property
+    @cached_property  # read on every request; an entry never changes
     def hash(self) -> str:
         return self.tokenizer.hash
 
-    @property
+    @cached_property
     def ref(self) -> str:
         """The ``name@version`` every response echoes."""
         return f"{self.name}@{self.version}"

@@ -42,7 +42,13 @@ _MAX_TOKENS = Field(
 
 
 class _Request(BaseModel):
+    """A request body. Its rules (model validators) look at which fields are given and at
+    flags and literals, never at a free string's content: ``parsing`` takes a body made
+    of strings, flags and literals without the validator when a body of the same shape
+    passes it (``quick_parse``; tests/service/test_parsing.py holds both ways equal)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
+    quick_parse: ClassVar[bool] = True
 
 
 class _Targeted(_Request):

@@ -178,7 +178,7 @@ def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
     cache = state.cache
     options = ("encode", req.return_offsets, req.offset_units if req.return_offsets else None,
                req.return_tokens, req.max_tokens, req.truncation if req.max_tokens else None)
-    head = dumps(head_dict(entry, model))[:-1]  # '{"tokenizer":...,"tokenizer_hash":...'
+    head = head_json(entry, model)  # '{"tokenizer":...,"tokenizer_hash":...'
 
     def one(text: str) -> bytes:
         key = (entry.hash, None, req.special_tokens, req.add_special_tokens, options, text)
@@ -206,6 +206,9 @@ def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
     return head + b',"results":[' + b",".join(fragments) + b"]}"
 
 
+_COUNT = ("count",)  # the options part of a count's cache key
+
+
 def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[int]:
     """Blocking: token counts for ``text``/``texts``; equal to len(ids) of /encode.
 
@@ -214,8 +217,19 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     raises, the misses are counted one by one to name the offending index.
     """
     tok, cache = entry.tokenizer, state.cache
-    texts = [req.text] if req.text is not None else list(req.texts or ())
-    prefix = (entry.hash, None, req.special_tokens, req.add_special_tokens, ("count",))
+    if req.text is not None:  # the common call, kept short: it is a cold 1 KB /count's path
+        text, policy, add = req.text, req.special_tokens, req.add_special_tokens
+        key = (entry.hash, None, policy, add, _COUNT, text)
+        cacheable = cache.cacheable(text)
+        n = cache.get(key) if cacheable else None
+        if n is None:
+            n = tok.count(text, policy, add)
+            if cacheable:
+                cache.put(key, n)
+        state.metrics.count_tokens(entry.ref, "/count", n)
+        return [n]
+    texts = list(req.texts or ())
+    prefix = (entry.hash, None, req.special_tokens, req.add_special_tokens, _COUNT)
     keys = [prefix + (text,) if cache.cacheable(text) else None for text in texts]
     counts: list[int | None] = [cache.get(key) if key is not None else None for key in keys]
     misses = [i for i, n in enumerate(counts) if n is None]
@@ -248,7 +262,10 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
 def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
     """Raise 413s for over-limit inputs; returns the total chars (for thread offload)."""
     if req.text is not None:
-        return _check_texts(state.settings, [req.text], "text")
+        n = len(req.text)
+        if n > state.settings.max_text_chars:
+            _check_texts(state.settings, [req.text], "text")  # raises, with the details
+        return n
     return _check_texts(state.settings, list(req.texts or ()), "texts")
 
 
@@ -258,6 +275,21 @@ def head_dict(entry: Entry, model: str | None = None) -> dict[str, Any]:
     head = {"tokenizer": entry.ref, "tokenizer_hash": entry.hash}
     if model is not None:
         head["model"] = model
+    return head
+
+
+_HEADS: dict[tuple[str, str], bytes] = {}  # (ref, hash) -> head_json(entry); one per version
+
+
+def head_json(entry: Entry, model: str | None = None) -> bytes:
+    """``head_dict`` serialized without its closing brace, for bodies assembled as bytes
+    (``head + b',"count":5}'``); made once per version when no model is echoed."""
+    if model is not None:
+        return dumps(head_dict(entry, model))[:-1]
+    key = (entry.ref, entry.hash)
+    head = _HEADS.get(key)
+    if head is None:
+        head = _HEADS[key] = dumps(head_dict(entry))[:-1]
     return head
 
 

@@ -42,7 +42,7 @@ def test_cache_bounded_in_entries():
         cache.put(_key(i), i)
     assert len(cache) == 3
     assert cache.get(_key(9)) == 9 and cache.get(_key(0)) is None
-    assert (cache.hits, cache.misses) == (1, 1)
+    assert (cache.hits["text"], cache.misses["text"]) == (1, 1)
 
 
 def test_cache_bounded_in_bytes():
