@@ -371,11 +371,11 @@ def main() -> int:
             line = (f"  {scen:<20} {mode:<5} x{ours['rps'] / base['rps']:.2f} req/s, "
                     f"p50 x{base['p50_ms'] / max(ours['p50_ms'], 1e-9):.2f}, "
                     f"p99 x{base['p99_ms'] / max(ours['p99_ms'], 1e-9):.2f};  share of bare: "
-                    f"tokserve {ours['rps'] / bare['rps']:.0%}, wrapper "
-                    f"{base['rps'] / bare['rps']:.0%}")
+                    f"tokserve {ours['rps'] / bare['rps']:.1%}, wrapper "
+                    f"{base['rps'] / bare['rps']:.1%}")
             if ours["cpu_us"] and bare["cpu_us"] and base["cpu_us"]:
-                line += (f";  cpu share: tokserve {bare['cpu_us'] / ours['cpu_us']:.0%}, "
-                         f"wrapper {bare['cpu_us'] / base['cpu_us']:.0%}")
+                line += (f";  cpu share: tokserve {bare['cpu_us'] / ours['cpu_us']:.1%}, "
+                         f"wrapper {bare['cpu_us'] / base['cpu_us']:.1%}")
             print(line)
     finally:
         for proc in procs:
