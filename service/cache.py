@@ -6,8 +6,9 @@ anything that can change ids changes, so a new artifact version (or an edited on
 the same name) can never be answered from another version's entries; two versions with
 byte-identical tokenizers share the hash and, by the hash's contract, the ids.
 
-Admission on the second sighting: a key is stored only when it is put for the second
-time (a set of key hashes, cleared when it reaches ``max_entries``, remembers the first).
+Admission on the second sighting: ``lookup`` tells the caller to ``store`` a key's value
+only when the key was looked up before (a set of key hashes, cleared when it reaches
+``max_entries``, remembers the first sightings).
 Most texts a billing or serving gateway sends are seen once; storing each would fill the
 cache with entries that never hit, at the cost of an insert and a 1 KB+ allocation per
 request (page faults while the cache grows, evictions once it is full). Texts that do
@@ -63,27 +64,29 @@ class ResultCache:
     def cacheable(self, text: str) -> bool:
         return self.enabled and len(text) <= self.max_text_chars
 
-    def get(self, key: tuple[Any, ...], kind: str = "text") -> Any:
-        """Return the cached value or ``None`` (values are never ``None``). ``kind``
-        ("text" or "chat") labels the hit or miss in the metrics."""
+    def lookup(self, key: tuple[Any, ...], kind: str = "text") -> tuple[Any, bool]:
+        """``(value, False)`` on a hit; on a miss ``(None, store)``, ``store`` saying
+        whether the caller should ``store`` the value it computes (the key's second
+        sighting; see "Admission"). Values are never ``None``. ``kind`` ("text" or
+        "chat") labels the hit or miss in the metrics. One lock for all of it: a cold
+        request pays for the cache once."""
         with self._lock:
             item = self._data.get(key)
-            if item is None:
-                self.misses[kind] += 1
-                return None
-            self._data.move_to_end(key)
-            self.hits[kind] += 1
-        return item[0]
+            if item is not None:
+                self._data.move_to_end(key)
+                self.hits[kind] += 1
+                return item[0], False
+            self.misses[kind] += 1
+            digest = hash(key)  # the text's hash is kept by the str: no second pass
+            if digest in self._seen:
+                return None, True
+            if len(self._seen) >= self.max_entries:
+                self._seen.clear()
+            self._seen.add(digest)
+            return None, False
 
-    def put(self, key: tuple[Any, ...], value: Any) -> None:
-        """Store ``value`` if ``key`` was put before (see "Admission")."""
-        digest = hash(key)
-        with self._lock:
-            if digest not in self._seen:
-                if len(self._seen) >= self.max_entries:
-                    self._seen.clear()
-                self._seen.add(digest)
-                return
+    def store(self, key: tuple[Any, ...], value: Any) -> None:
+        """Store ``value`` (the oldest entries go when a bound is passed)."""
         size = _entry_size(key, value)
         if size > self.max_bytes:
             return

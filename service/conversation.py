@@ -101,8 +101,9 @@ def _answer(state: ServiceState, entry: Entry, req: ChatRequest, model: str | No
         how = ("template", template_hash)
     options = _options(req, for_count)
     key = _cache_key(state, entry, how, options, req, source)
+    store = False
     if key is not None:
-        hit = state.cache.get(key, kind="chat")
+        hit, store = state.cache.lookup(key, kind="chat")
         if hit is not None:
             return hit
     if source is None:
@@ -110,8 +111,8 @@ def _answer(state: ServiceState, entry: Entry, req: ChatRequest, model: str | No
     else:
         body, clock = _rendered(entry, req, source, template_hash, for_count)
     answer = (dumps(body), body["count"])
-    if key is not None and clock != "time":
-        state.cache.put(key, answer)
+    if store and clock != "time":
+        state.cache.store(key, answer)
     return answer
 
 

@@ -182,14 +182,14 @@ def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
 
     def one(text: str) -> bytes:
         key = (entry.hash, None, req.special_tokens, req.add_special_tokens, options, text)
-        use_cache = cache.cacheable(text)
-        if use_cache:
-            hit = cache.get(key)
+        store = False
+        if cache.cacheable(text):
+            hit, store = cache.lookup(key)
             if hit is not None:
                 return hit
         fragment = _encode_fragment(entry, req, text)
-        if use_cache:
-            cache.put(key, fragment)
+        if store:
+            cache.store(key, fragment)
         return fragment
 
     if req.text is not None:
@@ -220,18 +220,18 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     if req.text is not None:  # the common call, kept short: it is a cold 1 KB /count's path
         text, policy, add = req.text, req.special_tokens, req.add_special_tokens
         key = (entry.hash, None, policy, add, _COUNT, text)
-        cacheable = cache.cacheable(text)
-        n = cache.get(key) if cacheable else None
+        n, store = cache.lookup(key) if cache.cacheable(text) else (None, False)
         if n is None:
             n = tok.count(text, policy, add)
-            if cacheable:
-                cache.put(key, n)
+            if store:
+                cache.store(key, n)
         state.metrics.count_tokens(entry.ref, "/count", n)
         return [n]
     texts = list(req.texts or ())
     prefix = (entry.hash, None, req.special_tokens, req.add_special_tokens, _COUNT)
     keys = [prefix + (text,) if cache.cacheable(text) else None for text in texts]
-    counts: list[int | None] = [cache.get(key) if key is not None else None for key in keys]
+    found = [cache.lookup(key) if key is not None else (None, False) for key in keys]
+    counts: list[int | None] = [n for n, _ in found]
     misses = [i for i, n in enumerate(counts) if n is None]
     if misses:
         options = {"special_tokens": req.special_tokens,
@@ -252,8 +252,8 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
             raise
         for i, n in zip(misses, fresh):
             counts[i] = n
-            if keys[i] is not None:
-                cache.put(keys[i], n)
+            if found[i][1]:
+                cache.store(keys[i], n)  # type: ignore[arg-type] - stored ones have keys
     total = sum(counts)  # type: ignore[arg-type] - every slot is filled above
     state.metrics.count_tokens(entry.ref, "/count", total)
     return counts  # type: ignore[return-value]

@@ -10,64 +10,65 @@ def _key(i: int, text: str = "t") -> tuple:
     return ("sha256:h", None, "reject", False, ("count",), f"{text}{i}")
 
 
-class _Admitted(ResultCache):
-    """Every put counts as the second sighting (to test the bounds and the LRU)."""
-
-    def put(self, key, value) -> None:
-        super().put(key, value)
-        super().put(key, value)
-
-
-def test_cache_admits_a_key_on_its_second_put():
+def test_cache_admits_a_key_on_its_second_sighting():
     cache = ResultCache(max_entries=10, max_bytes=10**9, max_text_chars=100)
-    cache.put(_key(1), 1)
-    assert cache.get(_key(1)) is None and len(cache) == 0
-    cache.put(_key(1), 1)
-    assert cache.get(_key(1)) == 1
+    assert cache.lookup(_key(1)) == (None, False)  # first sighting: do not store
+    assert cache.lookup(_key(1)) == (None, True)   # second: store what you compute
+    cache.store(_key(1), 1)
+    assert cache.lookup(_key(1)) == (1, False) and len(cache) == 1
 
 
 def test_cache_first_sightings_are_forgotten_in_bounded_memory():
     cache = ResultCache(max_entries=10, max_bytes=10**9, max_text_chars=100)
-    cache.put(_key(0), 0)
+    cache.lookup(_key(0))
     for i in range(1, 11):  # ten more first sightings: the set of seen keys is cleared
-        cache.put(_key(i), i)
+        cache.lookup(_key(i))
     assert len(cache._seen) <= 10
-    cache.put(_key(0), 0)  # a first sighting again, not stored
-    assert cache.get(_key(0)) is None
+    assert cache.lookup(_key(0)) == (None, False)  # a first sighting again
+
+
+def test_stored_entries_outlive_the_first_sightings_set():
+    cache = ResultCache(max_entries=4, max_bytes=10**9, max_text_chars=100)
+    cache.store(_key(0), 0)
+    for i in range(1, 20):
+        cache.lookup(_key(i))
+    assert cache.lookup(_key(0)) == (0, False)
 
 
 def test_cache_bounded_in_entries():
-    cache = _Admitted(max_entries=3, max_bytes=10**9, max_text_chars=100)
+    cache = ResultCache(max_entries=3, max_bytes=10**9, max_text_chars=100)
     for i in range(10):
-        cache.put(_key(i), i)
+        cache.store(_key(i), i)
     assert len(cache) == 3
-    assert cache.get(_key(9)) == 9 and cache.get(_key(0)) is None
+    assert cache.lookup(_key(9)) == (9, False) and cache.lookup(_key(0))[0] is None
     assert (cache.hits["text"], cache.misses["text"]) == (1, 1)
+    cache.lookup(_key(9), kind="chat")
+    assert (cache.hits["chat"], cache.misses["chat"]) == (1, 0)
 
 
 def test_cache_bounded_in_bytes():
-    cache = _Admitted(max_entries=10**6, max_bytes=20_000, max_text_chars=10**6)
+    cache = ResultCache(max_entries=10**6, max_bytes=20_000, max_text_chars=10**6)
     for i in range(100):
-        cache.put(_key(i), b"x" * 1000)
+        cache.store(_key(i), b"x" * 1000)
     assert cache.bytes <= 20_000 and 0 < len(cache) < 100
 
 
 def test_cache_lru_order():
-    cache = _Admitted(max_entries=2, max_bytes=10**9, max_text_chars=100)
-    cache.put(_key(1), 1)
-    cache.put(_key(2), 2)
-    cache.get(_key(1))
-    cache.put(_key(3), 3)
-    assert cache.get(_key(1)) == 1 and cache.get(_key(2)) is None
+    cache = ResultCache(max_entries=2, max_bytes=10**9, max_text_chars=100)
+    cache.store(_key(1), 1)
+    cache.store(_key(2), 2)
+    cache.lookup(_key(1))
+    cache.store(_key(3), 3)
+    assert cache.lookup(_key(1))[0] == 1 and cache.lookup(_key(2))[0] is None
 
 
 def test_cache_keys_differ_by_hash_and_options():
-    cache = _Admitted(max_entries=100, max_bytes=10**9, max_text_chars=100)
-    cache.put(("sha256:a", None, "allow", False, ("count",), "x"), 1)
-    assert cache.get(("sha256:b", None, "allow", False, ("count",), "x")) is None
-    assert cache.get(("sha256:a", None, "text", False, ("count",), "x")) is None
-    assert cache.get(("sha256:a", None, "allow", True, ("count",), "x")) is None
-    assert cache.get(("sha256:a", None, "allow", False, ("count",), "x")) == 1
+    cache = ResultCache(max_entries=100, max_bytes=10**9, max_text_chars=100)
+    cache.store(("sha256:a", None, "allow", False, ("count",), "x"), 1)
+    assert cache.lookup(("sha256:b", None, "allow", False, ("count",), "x"))[0] is None
+    assert cache.lookup(("sha256:a", None, "text", False, ("count",), "x"))[0] is None
+    assert cache.lookup(("sha256:a", None, "allow", True, ("count",), "x"))[0] is None
+    assert cache.lookup(("sha256:a", None, "allow", False, ("count",), "x"))[0] == 1
 
 
 def test_cache_disabled_and_long_texts_bypass():
