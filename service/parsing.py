@@ -34,7 +34,8 @@ decides that once per shape (``_Quick``). The request is then a ``Prevalidated``
 the body's values over the model's defaults. This rests on one rule of the opted-in
 models, stated in schemas.py: their rules look at which fields are given and at flags
 and literals, never at a free string's content. tests/service/test_parsing.py compares
-both ways on every combination of field values.
+both ways on generated bodies (right and wrong values of every field) of every model
+that opts in.
 
 Where the parse runs (on the event loop or in a worker thread) is ``ServiceState.parse``'s
 decision, not this module's: everything here is plain blocking code.
@@ -77,7 +78,8 @@ _LONG_DIGIT_RUN = re.compile(rb"\d{19}")
 def parse_json(raw: bytes, model: type[M], *, unknown: str = "refuse") -> M:
     """Parse and validate ``raw`` as ``model``. ``unknown="ignore"`` drops fields the
     model does not have instead of refusing them (the compat routes: the projects they
-    imitate ignore unknown fields).
+    imitate ignore unknown fields). A plain body of a model that opts in comes back as a
+    ``Prevalidated`` view with the model's attributes, not as a model instance.
 
     Raises:
         InvalidJson: not UTF-8 JSON, or not a JSON object (422 ``invalid_json``).
