@@ -129,6 +129,8 @@ class ServiceMiddleware:
             expose_headers=["X-Request-ID"], max_age=600)
         self.cors_origins = tuple(settings.cors_origins)
         self.max_body = settings.max_body_bytes
+        # A Content-Length with fewer digits than the limit is under it (no int() needed).
+        self._length_digits = len(str(self.max_body))
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self.expected_auth = token.encode() if token else None
         self.lifecycle = lifecycle
@@ -192,6 +194,13 @@ class ServiceMiddleware:
                        length: bytes | None) -> None:
         """Refuse (auth, size, media type, still loading) or serve the request."""
         path, rid = scope["path"], record.request_id
+        if (handler is not None and self.expected_auth is None and self.lifecycle.loaded
+                and (length is None or len(length) < self._length_digits)
+                and self._accepts(content_type, _CONSUMES.get(path))):
+            # the usual hot request: no token to check, a Content-Length too short to be
+            # over the limit, an accepted media type, artifacts loaded: nothing to refuse
+            await self._direct(handler, scope, receive, send, record)
+            return
         render = _RENDERERS.get(path, error_response)
         refusal = None
         if self.expected_auth is not None or length is not None:
@@ -214,7 +223,10 @@ class ServiceMiddleware:
         else:
             await self._framework(scope, receive, send, record)
 
-    def _accepts(self, content_type: bytes | None, consumes: tuple[str, ...]) -> bool:
+    def _accepts(self, content_type: bytes | None, consumes: tuple[str, ...] | None) -> bool:
+        """Whether ``content_type`` is one of ``consumes`` (any, when that is None)."""
+        if not consumes:
+            return True
         if content_type is None:
             return False
         key = (content_type, consumes)
