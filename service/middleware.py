@@ -194,20 +194,16 @@ class ServiceMiddleware:
                        length: bytes | None) -> None:
         """Refuse (auth, size, media type, still loading) or serve the request."""
         path, rid = scope["path"], record.request_id
-        if (handler is not None and self.expected_auth is None and self.lifecycle.loaded
-                and (length is None or len(length) < self._length_digits)
-                and self._accepts(content_type, _CONSUMES.get(path))):
-            # the usual hot request: no token to check, a Content-Length too short to be
-            # over the limit, an accepted media type, artifacts loaded: nothing to refuse
-            await self._direct(handler, scope, receive, send, record)
-            return
-        render = _RENDERERS.get(path, error_response)
         refusal = None
-        if self.expected_auth is not None or length is not None:
-            refusal = self._refuse(path, authorization, length, rid, render)
+        # Each check is one comparison when it cannot refuse (the hot path's usual case):
+        # no token configured, a Content-Length with fewer digits than the limit.
+        if self.expected_auth is not None or (
+                length is not None and len(length) >= self._length_digits):
+            refusal = self._refuse(path, authorization, length, rid,
+                                   _RENDERERS.get(path, error_response))
         consumes = _CONSUMES.get(path) if scope["method"] == "POST" else None
-        if refusal is None and consumes and not self._accepts(content_type, consumes):
-            refusal = render(
+        if refusal is None and not self._accepts(content_type, consumes):
+            refusal = _RENDERERS.get(path, error_response)(
                 415, UnsupportedMediaType.code,
                 f"send the body with 'Content-Type: {consumes[0]}' (UTF-8)"
                 + (f"; accepted: {', '.join(consumes)}" if len(consumes) > 1 else ""),
