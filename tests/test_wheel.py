@@ -22,8 +22,9 @@ import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-BUNDLED = ("o200k_base", "cl100k_base", "deepseek-v4", "o200k_harmony", "gpt2", "r50k_base",
-            "p50k_base", "p50k_edit")
+#: every tokenizer the repository bundles (artifacts/<name>/<version>/manifest.json)
+BUNDLED = tuple(sorted(manifest.parent.parent.name
+                      for manifest in (REPO / "artifacts").glob("*/*/manifest.json")))
 
 
 def _clean_env() -> dict[str, str]:
