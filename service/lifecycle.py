@@ -149,6 +149,7 @@ def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None
     """Serve until stopped; returns the exit status (``STARTUP_FAILURE`` when nothing
     could be served). Settings come from the ``TOKSERVE_*`` environment."""
     from .app import create_app
+    from .one_write import OneWriteProtocol
     from .reload import defer_sighup
     from .settings import get_settings
 
@@ -158,9 +159,11 @@ def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None
     # proxy_headers off: uvicorn's X-Forwarded-For/-Proto rewrite of the scope's client
     # and scheme costs every request a pass over its headers, and nothing here reads
     # either (logs and metrics carry no client address; no URL is built from the scheme).
+    # OneWriteProtocol: the hot routes' head and body leave in one write (``one_write``).
     config = uvicorn.Config(
         app, host=options.host, port=options.port, log_config=None, access_log=False,
         server_header=False, lifespan="on", proxy_headers=False,
+        http=OneWriteProtocol,
         timeout_graceful_shutdown=max(1, round(options.graceful_timeout)),
     )
     server = DrainingServer(config, app.lifecycle, drain_seconds=options.drain_seconds,
