@@ -33,6 +33,7 @@ from typing import Literal, NamedTuple
 
 import regex
 
+from ._literals import LiteralHeads
 from .artifact import AddedToken
 from .errors import SpecialTokenInText
 from .normalizer import Normalizer
@@ -76,8 +77,10 @@ class AddedTokenScanner:
         self._by_literal = {spell(t.content): t for t in tokens if t.content}
         self._by_literal.pop("", None)
         literals = sorted(self._by_literal, key=lambda s: (-len(s), s))
-        # Every encode call asks maybe_present, so it is a few `in` tests on a tuple.
+        # Every encode call asks maybe_present: on the text's UTF-8 when the caller has it
+        # (compiled, _literals.pyx), else a few `in` tests on a tuple.
         self._first_chars = tuple(sorted({lit[0] for lit in literals}))
+        self._heads = LiteralHeads([lit.encode("utf-8", "surrogatepass") for lit in literals])
         # The standard library's engine: for an alternation of escaped literals it finds
         # the same matches as ``regex``, and its compiled form is a fraction of the
         # memory (o200k_harmony's 1,088 literals, in every worker process).
@@ -87,16 +90,21 @@ class AddedTokenScanner:
     def literals(self) -> dict[str, int]:
         return {lit: t.id for lit, t in self._by_literal.items()}
 
-    def maybe_present(self, text: str) -> bool:
-        """Cheap pre-check: False means no literal can occur in ``text``."""
+    def maybe_present(self, text: str, utf8: bytes | None = None) -> bool:
+        """Cheap pre-check: False means no literal can occur in ``text`` (``utf8``: its
+        UTF-8, when the caller has it: the check then runs in C over the bytes)."""
+        if utf8 is not None:
+            return self._heads.present(utf8)
         for c in self._first_chars:
             if c in text:
                 return True
         return False
 
-    def find(self, text: str, plain_ranges: Ranges = None) -> list[Match]:
-        """Non-overlapping matches, left to right, skipping any that touch a plain range."""
-        if not self.maybe_present(text):
+    def find(self, text: str, plain_ranges: Ranges = None,
+             utf8: bytes | None = None) -> list[Match]:
+        """Non-overlapping matches, left to right, skipping any that touch a plain range
+        (``utf8``: the text's UTF-8, if the caller has it, for ``maybe_present``)."""
+        if not self.maybe_present(text, utf8):
             return []
         out: list[Match] = []
         pos = 0
@@ -135,23 +143,24 @@ class AddedVocabulary:
         self._second = AddedTokenScanner(later, normalizer.apply) if later else None
 
     def split(self, text: str, policy: Policy = "reject", plain_ranges: Ranges = None,
-              offsets: bool = False) -> list[Match | Text] | None:
+              offsets: bool = False, utf8: bytes | None = None) -> list[Match | Text] | None:
         """``text`` cut at the literals ``policy`` honours: ``Match``es and ``Text``s in
         order. None when it is one ordinary text the normalizer leaves as it is (the
-        common case: the caller encodes its UTF-8 whole).
+        common case: the caller encodes its UTF-8 whole). ``utf8``, the text's UTF-8 when
+        the caller has it, makes the usual answer (no literal) cheaper to reach.
 
         Raises:
             SpecialTokenInText: under ``reject``, listing every literal and position.
             ValueError: an unknown policy.
         """
         if policy == "reject":
-            first = self._first.find(text, plain_ranges)
+            first = self._first.find(text, plain_ranges, utf8)
             found = self.literals(text, plain_ranges, first) if self._second else first
             if found:
                 raise SpecialTokenInText([m.literal for m in found], [m.start for m in found])
             second = None
         elif policy == "allow":
-            first = self._first.find(text, plain_ranges)
+            first = self._first.find(text, plain_ranges, utf8)
             second = self._second
         elif policy == "text":
             first, second = [], None

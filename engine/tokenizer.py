@@ -120,7 +120,7 @@ class Tokenizer:
             [24912, 2375]
         """
         text, data = _prepare(text)
-        parts = self._added.split(text, special_tokens, plain_ranges)
+        parts = self._added.split(text, special_tokens, plain_ranges, utf8=data)
         if parts is None and self._scans:
             ids = self._model.encode(data)
         else:
@@ -136,7 +136,7 @@ class Tokenizer:
               add_special_tokens: bool = False, plain_ranges: Ranges = None) -> int:
         """``len(encode(...))`` without building the id list on the common path."""
         prepared, data = _prepare(text)
-        parts = self._added.split(prepared, special_tokens, plain_ranges)
+        parts = self._added.split(prepared, special_tokens, plain_ranges, utf8=data)
         extra = self._post.added if add_special_tokens else 0
         if parts is None and self._scans:
             return self._model.count(data) + extra
@@ -154,7 +154,8 @@ class Tokenizer:
         a special token covers exactly its literal; post-processor ids get empty spans.
         """
         text, data = _prepare(text)
-        parts = self._added.split(text, special_tokens, plain_ranges, offsets=True)
+        parts = self._added.split(text, special_tokens, plain_ranges, offsets=True,
+                                  utf8=data)
         ids: list[int] = []
         spans: list[int] = []
         cursor = ByteCursor(text)
@@ -256,7 +257,7 @@ class Tokenizer:
         segments: list[tuple] = []
         for raw in texts:
             text, data = _prepare(raw)
-            parts = self._added.split(text, policy)
+            parts = self._added.split(text, policy, utf8=data)
             plan: list = []
             for part in parts or (Text(text),):
                 if isinstance(part, Match):

@@ -47,7 +47,7 @@ def test_imports_every_compiled_module_matches_its_stub():
 
     engine = Path(tokserve.__file__).parent
     modules = sorted(p.stem for p in engine.glob("*.pyx"))
-    assert modules == ["_bpe", "_offsets", "_scan", "_trainer"]
+    assert modules == ["_bpe", "_literals", "_offsets", "_scan", "_trainer"]
     for name in modules:
         stub = ast.parse((engine / f"{name}.pyi").read_text())
         module = importlib.import_module(f"tokserve.{name}")

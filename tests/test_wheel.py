@@ -83,7 +83,7 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
             files = json.loads(z.read(manifest))["files"]
         for fname in files:
             assert f"tokserve/artifacts/{name}/1/{fname}" in names
-    for module in ("_bpe", "_offsets", "_scan", "_trainer"):
+    for module in ("_bpe", "_literals", "_offsets", "_scan", "_trainer"):
         assert any(n.startswith(f"tokserve/{module}.") and n.endswith(".so") for n in names)
     for needed in ("tokserve/py.typed", "tokserve/models.json", "tokserve/client/__init__.py",
                    "tokserve/service/static/index.html",

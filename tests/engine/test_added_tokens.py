@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tokserve
+from tokserve._literals import LiteralHeads
 from tokserve.added_tokens import AddedTokenScanner
 from tokserve.artifact import AddedToken
 
@@ -61,3 +64,41 @@ def test_added_tokens_lstrip_rstrip_single_word():
 def test_added_tokens_policy_must_be_known(o200k):
     with pytest.raises(ValueError, match="special_tokens must be one of"):
         o200k.encode("x", special_tokens="maybe")
+
+
+# ---- the compiled pre-check (_literals.LiteralHeads) ------------------------------
+
+_CHARS = st.sampled_from(list("<|>[]ab é東😀\n") + ["\x00", "\xff"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(literals=st.lists(st.text(_CHARS, min_size=1, max_size=5), min_size=1, max_size=6),
+       text=st.text(_CHARS, max_size=40))
+def test_literal_heads_are_exactly_the_first_two_bytes(literals, text):
+    """``present`` is True exactly when some literal's first two UTF-8 bytes (its only
+    byte, for a one-byte literal) occur in the text's UTF-8; so a literal that occurs
+    is never missed. Both paths: one shared first byte (memchr) and several (table)."""
+    encoded = [lit.encode() for lit in literals]
+    data = text.encode()
+    heads = LiteralHeads(encoded)
+    assert heads.present(data) == any(lit[:2] in data for lit in encoded)
+    if any(lit in text for lit in literals):
+        assert heads.present(data)
+
+
+def test_literal_heads_edges():
+    heads = LiteralHeads([b"<|endoftext|>"])
+    assert not heads.present(b"") and not heads.present(b"<") and not heads.present(b"a<b<")
+    assert heads.present(b"<|") and heads.present(b"x <div> <|end")
+    with pytest.raises(ValueError):
+        LiteralHeads([b""])
+
+
+def test_scanner_answers_the_same_with_or_without_utf8(o200k):
+    """The UTF-8 pre-check only decides whether the search runs: the matches are those of
+    the text alone, for texts with and without literals."""
+    scanner = AddedTokenScanner([AddedToken("<|endoftext|>", 199999),
+                                 AddedToken("é!", 5)])
+    for text in ("plain", "a <div> b", "x<|endoftext|>y é! <|endoftext", "<|endoftext|>"):
+        assert scanner.find(text, utf8=text.encode()) == scanner.find(text)
+        assert scanner.maybe_present(text, text.encode()) == ("<|" in text or "é!" in text)
