@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import compress, repeat
 from operator import is_
@@ -217,7 +217,7 @@ def _integer_fields(model: type[BaseModel]) -> dict[str, int]:
     return out
 
 
-def _integer_depth(annotation: Any, metadata: list[Any] = ()) -> int | None:
+def _integer_depth(annotation: Any, metadata: Sequence[Any] = ()) -> int | None:
     args = [a for a in get_args(annotation) if a is not type(None)]
     origin = get_origin(annotation)
     if origin in (Union, UnionType) and len(args) == 1:
