@@ -434,6 +434,5 @@ class ServiceMiddleware:
         if self.lifecycle.draining:
             response.headers["connection"] = "close"
         record.status, record.bytes_out = response.status_code, len(response.body)
-        if scope["method"] != "HEAD":  # a HEAD answer has no body write to join
-            _hold_head(scope)
+        _hold_head(scope)  # a HEAD answer's head goes alone when the response completes
         await response(scope, receive, send)
