@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "unicode_tables.h"
 
@@ -73,8 +74,45 @@ static inline unsigned pt_tt(const unsigned char *s, ptrdiff_t i, ptrdiff_t n, i
     return pt_props_tiktoken(*cp);
 }
 
+#define PT_BYTES(b) (0x0101010101010101ULL * (uint64_t)(b))
+
+/* For the letter classes a word run takes (PT_L, PT_LOWERISH, PT_UPPERISH), whose ASCII
+ * members are exactly A-Za-z, a-z and A-Z: the run from i over those ASCII letters,
+ * eight bytes at a time. Returns where the run ends if an ASCII byte ends it, or the
+ * first byte the caller must look at one character at a time (a non-ASCII byte, or
+ * fewer than eight bytes left). Each byte is tested in its own lane of one word: with
+ * the top bits cleared, adding a constant below 0x80 cannot carry into the next lane. */
+static inline ptrdiff_t pt_ascii_letters(const unsigned char *s, ptrdiff_t i, ptrdiff_t n,
+                                         unsigned mask, int *done) {
+    const uint64_t lane_top = PT_BYTES(0x80);
+    const unsigned first = mask == PT_UPPERISH ? 'A' : 'a';
+    *done = 0;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t x = (mask == PT_L ? (w | PT_BYTES(0x20)) : w) & PT_BYTES(0x7F);
+        uint64_t at_least_first = x + PT_BYTES(0x80 - first);
+        uint64_t past_last = x + PT_BYTES(0x80 - (first + 26));
+        uint64_t in_class = at_least_first & ~past_last & ~w & lane_top;
+        uint64_t stop = ~in_class & lane_top;
+        if (!stop) {
+            i += 8;
+            continue;
+        }
+        i += __builtin_ctzll(stop) >> 3;
+        *done = s[i] < 0x80;
+        return i;
+    }
+    return i;
+}
+
 /* End of the run from i of characters whose properties intersect mask. */
 static inline ptrdiff_t pt_run_tt(const unsigned char *s, ptrdiff_t i, ptrdiff_t n, unsigned mask) {
+    if (mask == PT_L || mask == PT_LOWERISH || mask == PT_UPPERISH) {
+        int done;
+        i = pt_ascii_letters(s, i, n, mask, &done);
+        if (done) return i;
+    }
     while (i < n) {
         unsigned b = s[i];
         if (b < 0x80) {

@@ -338,6 +338,30 @@ def test_hypothesis_tricky_alphabet():
     check()
 
 
+# Letters weighted six to one against their ASCII neighbours (@ [ ` {), non-ASCII letters,
+# a combining mark and the characters that end a word run.
+_LETTER_RUNS = list("azAZmQ" * 6 + "@[`{\x7f\x80éÉʰǅ日 1'\u0301\n")
+
+
+def test_hypothesis_long_letter_runs():
+    """Word runs longer than eight bytes, which the scanners test eight ASCII bytes at a
+    time: a run must stop exactly where the regex stops, at an ASCII neighbour of the
+    letter ranges or at a non-ASCII character it does or does not take."""
+    hypothesis = pytest.importorskip("hypothesis")
+    st = hypothesis.strategies
+    rxs = {family: regex.compile(adapt_pattern(pattern, "tiktoken"))
+           for family, pattern, _ in TIKTOKEN_FAMILIES.values()}
+
+    @hypothesis.settings(max_examples=int(os.environ.get("TOKSERVE_HYPOTHESIS_MAX_EXAMPLES", "300")),
+                         deadline=None)
+    @hypothesis.given(st.text(alphabet=st.sampled_from(_LETTER_RUNS), max_size=80))
+    def check(text):
+        for family, rx in rxs.items():
+            assert _scan.split_pieces(family, text) == rx.findall(text)
+
+    check()
+
+
 def test_every_preset_runs_on_the_scanner_its_pattern_defines():
     """Each preset's pattern is a definition of patterns.py, and a tokenizer built from
     it gets exactly the scanner family that definition names (the regex fallback when
