@@ -187,10 +187,12 @@ class Tokenizer:
             return [self.encode(t, special_tokens, add_special_tokens) for t in texts]
         plans, segments = self._plan_batch(texts, special_tokens)
         merged = self._model.encode_many(segments, threads)
+        if plans is None:  # every text was one segment, in order
+            return [self._post.apply(ids) for ids in merged] if add_special_tokens else merged
         out: list[list[int]] = []
         for plan in plans:
-            if len(plan) == 1 and type(plan[0]) is _Job:
-                ids = merged[plan[0]]
+            if type(plan) is _Job:
+                ids = merged[plan]
             else:
                 ids = []
                 for part in plan:
@@ -212,7 +214,10 @@ class Tokenizer:
         plans, segments = self._plan_batch(texts, special_tokens)
         counts = self._model.count_many(segments, threads)
         extra = self._post.added if add_special_tokens else 0
-        return [extra + sum(counts[p] if type(p) is _Job else 1 for p in plan)
+        if plans is None:
+            return [extra + c for c in counts] if extra else counts
+        return [extra + (counts[plan] if type(plan) is _Job else
+                         sum(counts[p] if type(p) is _Job else 1 for p in plan))
                 for plan in plans]
 
     def find_literals(self, text: str) -> list[tuple[str, int]]:
@@ -249,25 +254,34 @@ class Tokenizer:
 
     # ================================================================ private
 
-    def _plan_batch(self, texts: list[str], policy: Policy) -> tuple[list[list], list[tuple]]:
-        """Per text, its parts in order (literal ids and ``_Job``s), plus the segments
-        the ``_Job``s index. Raises for the first text that breaks ``policy``, as a loop
-        of ``encode`` would."""
-        plans: list[list] = []
+    def _plan_batch(self, texts: list[str], policy: Policy
+                    ) -> tuple[list[_Job | list] | None, list[tuple]]:
+        """Per text, its plan: a ``_Job`` when the whole text is one segment (the common
+        case), else its parts in order (literal ids and ``_Job``s); plus the segments the
+        ``_Job``s index. Plans are None when every text is its own segment, in order, so
+        the merged lists are the answer as they are. Raises for the first text that
+        breaks ``policy``, as a loop of ``encode`` would."""
+        plans: list[_Job | list] = []
         segments: list[tuple] = []
+        split, encode_input, scans = self._added.split, self._pre.encode_input, self._scans
+        whole = True
         for raw in texts:
             text, data = _prepare(raw)
-            parts = self._added.split(text, policy, utf8=data)
+            parts = split(text, policy, utf8=data)
+            if parts is None:
+                plans.append(_Job(len(segments)))
+                segments.append((data, None) if scans else encode_input(text, data)[:2])
+                continue
+            whole = False
             plan: list = []
-            for part in parts or (Text(text),):
+            for part in parts:
                 if isinstance(part, Match):
                     plan.append(part.id)
                 else:
                     plan.append(_Job(len(segments)))
-                    segments.append(self._pre.encode_input(
-                        part.text, data if parts is None else None)[:2])
+                    segments.append(encode_input(part.text)[:2])
             plans.append(plan)
-        return plans, segments
+        return (None if whole else plans), segments
 
 
 class _Job(int):

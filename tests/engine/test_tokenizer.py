@@ -150,10 +150,11 @@ def test_encode_batch_equals_encode_in_order(pair, texts, threads):
     batch = tok.encode_batch(texts, special_tokens="text", add_special_tokens=True,
                              num_threads=threads)
     assert batch == [tok.encode(t, special_tokens="text", add_special_tokens=True) for t in texts]
-    counts = tok.count_batch(texts, special_tokens="allow", add_special_tokens=True,
-                             num_threads=threads)
-    assert counts == [len(tok.encode(t, special_tokens="allow", add_special_tokens=True))
-                      for t in texts]
+    for policy in ("allow", "text"):  # "text": every text one segment, the direct path
+        counts = tok.count_batch(texts, special_tokens=policy, add_special_tokens=True,
+                                 num_threads=threads)
+        assert counts == [len(tok.encode(t, special_tokens=policy, add_special_tokens=True))
+                          for t in texts]
 
 
 def test_encode_batch_edge_cases(pair):
