@@ -91,15 +91,14 @@ public:
     /* A bt_key_hash made a valid key: this cache's hash is that hash, 0 moved to 1. */
     static uint64_t nonzero(uint64_t h) { return h ? h : 1; }
 
-    /* Appends the cached ids of piece p[0:n] (hash h) to *out; false (and *out untouched) on a
-     * miss, including a lookup that overlapped a writer. */
+    /* Appends the cached ids of piece p[0:n] (hash h) to *out; false (and *out as it was) on
+     * a miss, including a lookup that overlapped a writer. */
     bool get(uint64_t h, const unsigned char *p, size_t n, std::vector<int32_t> *out) const {
         if (per_shard_ == 0) return false;
         const Shard &s = shards_[h >> 59];
         uint64_t seq = s.seq.load(std::memory_order_acquire);
         if (seq & 1) return false;
-        int32_t ids[MAX_IDS];
-        size_t count = 0;
+        size_t before = out->size();
         bool found = false;
         size_t mask = s.n_slots - 1;
         for (size_t i = h & mask, probes = 0; probes < s.n_slots; i = (i + 1) & mask, probes++) {
@@ -108,17 +107,19 @@ public:
             if (key != h) continue;
             uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
             size_t offset = (size_t)(meta >> 32), len = (meta >> 16) & 0xFFFF;
-            count = meta & 0xFFFF;
+            size_t count = meta & 0xFFFF;
             if (len != n || count > MAX_IDS || offset + n + 4 * count > s.arena_size) continue;
-            if (memcmp(&s.arena[offset], p, n) != 0) continue;
-            memcpy(ids, &s.arena[offset + n], count * sizeof(int32_t));
+            if (!bt_same_bytes(&s.arena[offset], p, n)) continue;
+            /* straight into *out; taken back below if a writer overlapped */
+            out->resize(before + count);
+            memcpy(out->data() + before, &s.arena[offset + n], count * sizeof(int32_t));
             found = true;
             break;
         }
         std::atomic_thread_fence(std::memory_order_acquire);
-        if (!found || s.seq.load(std::memory_order_relaxed) != seq) return false;
-        out->insert(out->end(), ids, ids + count);
-        return true;
+        if (found && s.seq.load(std::memory_order_relaxed) == seq) return true;
+        out->resize(before);
+        return false;
     }
 
     void put(uint64_t h, const unsigned char *p, size_t n, const int32_t *ids, size_t count) {
