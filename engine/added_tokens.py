@@ -41,6 +41,7 @@ from .unicode_compat import WHITE_SPACE_CHARS
 
 Policy = Literal["reject", "allow", "text"]
 POLICIES = ("reject", "allow", "text")
+_SCANNED = ("reject", "allow")  # the policies that look for literals
 Ranges = Sequence[tuple[int, int]] | None
 
 
@@ -81,6 +82,8 @@ class AddedTokenScanner:
         # (compiled, _literals.pyx), else a few `in` tests on a tuple.
         self._first_chars = tuple(sorted({lit[0] for lit in literals}))
         self._heads = LiteralHeads([lit.encode("utf-8", "surrogatepass") for lit in literals])
+        #: ``maybe_present`` on UTF-8, as the C call itself (no Python frame per encode)
+        self.maybe_in_utf8: Callable[[bytes], bool] = self._heads.present
         # The standard library's engine: for an alternation of escaped literals it finds
         # the same matches as ``regex``, and its compiled form is a fraction of the
         # memory (o200k_harmony's 1,088 literals, in every worker process).
@@ -94,7 +97,7 @@ class AddedTokenScanner:
         """Cheap pre-check: False means no literal can occur in ``text`` (``utf8``: its
         UTF-8, when the caller has it: the check then runs in C over the bytes)."""
         if utf8 is not None:
-            return self._heads.present(utf8)
+            return self.maybe_in_utf8(utf8)
         for c in self._first_chars:
             if c in text:
                 return True
@@ -141,6 +144,10 @@ class AddedVocabulary:
         self._first = AddedTokenScanner([t for t in tokens if not t.normalized])
         later = [t for t in tokens if t.normalized]
         self._second = AddedTokenScanner(later, normalizer.apply) if later else None
+        # split()'s common answer in one C call: no normalizer, no second pass, and the
+        # UTF-8 holds no literal's first two bytes (or the policy ignores literals)
+        self._plain = not self._normalizes and self._second is None
+        self._maybe_in_utf8 = self._first.maybe_in_utf8
 
     def split(self, text: str, policy: Policy = "reject", plain_ranges: Ranges = None,
               offsets: bool = False, utf8: bytes | None = None) -> list[Match | Text] | None:
@@ -153,6 +160,9 @@ class AddedVocabulary:
             SpecialTokenInText: under ``reject``, listing every literal and position.
             ValueError: an unknown policy.
         """
+        if self._plain and utf8 is not None and (
+                policy == "text" or policy in _SCANNED and not self._maybe_in_utf8(utf8)):
+            return None
         if policy == "reject":
             first = self._first.find(text, plain_ranges, utf8)
             found = self.literals(text, plain_ranges, first) if self._second else first

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 from .formats import rank_file_bytes, tiktoken_artifact
 from .errors import DisallowedSpecialToken, SpecialTokenInText, UnknownTokenId
 from .offsets import Units
-from .tokenizer import Tokenizer, repair_surrogates
+from .text_input import repair_surrogates
+from .tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     import numpy as np

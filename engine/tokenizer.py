@@ -25,33 +25,17 @@ from ._bpe import BpeModel
 from .added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
 from .artifact import Artifact
 from .decoder import Decoder, Errors
-from .errors import InputTooLarge
 from .normalizer import Normalizer
 from .offsets import ByteCursor, Units, realign, to_units
 from .post_processor import PostProcessor
 from .pre_tokenizer import PreTokenizer
 from .tables import image_of
+from .text_input import prepare as _prepare
 
-MAX_TEXT_CHARS = 1 << 30  # hard engine ceiling; the service enforces far lower limits
 _CPUS = os.cpu_count() or 1  # read once: the call is not free on every batch
 # Total characters below which a batch stays on one thread: handing work to another
 # thread costs more than it saves (benchmarks/README.md, "batches").
 _BATCH_SERIAL_BELOW = 16384
-
-
-def repair_surrogates(text: str) -> tuple[str, bytes]:
-    """``text`` made encodable as UTF-8 the way tiktoken does, and its UTF-8 bytes.
-
-    Surrogates are valid in Python ``str`` and JSON escapes but not in UTF-8. A round trip
-    through UTF-16 joins well-formed pairs and replaces each lone surrogate by U+FFFD,
-    which is one code point and one UTF-16 unit, like what it replaces. The bytes come
-    back too because finding out takes encoding the text, and the model needs them.
-    """
-    try:
-        return text, text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-        return text, text.encode("utf-8")
 
 
 class Tokenizer:
@@ -288,17 +272,6 @@ class _Job(int):
     """Index of a segment in a batch's merge list (told apart from a literal's id by type)."""
 
     __slots__ = ()
-
-
-def _prepare(text: str) -> tuple[str, bytes]:
-    if not isinstance(text, str):
-        raise TypeError(f"text must be str, not {type(text).__name__}")
-    if len(text) > MAX_TEXT_CHARS:
-        raise InputTooLarge(
-            f"text of {len(text)} characters exceeds the engine limit {MAX_TEXT_CHARS}",
-            length=len(text),
-        )
-    return repair_surrogates(text)
 
 
 def _threads_for(texts: list[str], num_threads: int | None) -> int:
