@@ -62,6 +62,12 @@ from .native cimport (BPE_IMAGE_LAYOUT, IMG_BAD_ID, IMG_BAD_MERGE, IMG_DAMAGED, 
 from .errors import ArtifactError
 
 
+cdef extern from "Python.h":
+    # on borrowed PyObject pointers, with no reference counting of Cython's own
+    void _incref "Py_INCREF"(PyObject *o)
+    void _list_set "PyList_SET_ITEM"(object list, Py_ssize_t i, PyObject *o)
+
+
 cdef struct BatchJobs:
     # One entry per segment; the bytes objects are kept alive by the caller's list.
     void *model
@@ -232,12 +238,20 @@ cdef class BpeModel:
         return out
 
     cdef list _to_list(self, const vector[int32_t] &ids):
-        cdef size_t i
-        cdef list out = PyList_New(ids.size())
-        for i in range(ids.size()):
-            item = _id_object(ids[i])
-            Py_INCREF(item)
-            PyList_SET_ITEM(out, i, item)
+        # One reference taken per id, on its shared int: through Cython's object
+        # temporaries each id cost three reference-count updates.
+        cdef size_t i, n = ids.size()
+        cdef list out = PyList_New(n)
+        cdef PyObject *known
+        cdef int32_t tid
+        for i in range(n):
+            tid = ids[i]
+            known = _IDS[tid] if <size_t>tid < _IDS_SIZE else NULL
+            if known == NULL:
+                item = _id_object(tid)
+                known = <PyObject *>item
+            _incref(known)
+            _list_set(out, i, known)
         return out
 
     cdef vector[vector[int32_t]] _encode_many(self, list segments, int num_threads) except *:

@@ -8,7 +8,9 @@ merges list), including ties between equal-rank pairs in repeated text.
 from __future__ import annotations
 
 import base64
+import gc
 import random
+import sys
 
 import pytest
 
@@ -361,3 +363,22 @@ def test_backtracking_records_are_shared_safely_across_threads():
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(run, [0, 1, 2, 3]))
+
+
+def test_returned_ids_hold_exactly_one_reference_each(o200k):
+    """The id lists share one int per id (_bpe.pyx); each list entry holds exactly one
+    reference to it, so the shared ints are neither leaked nor freed under a list."""
+    tok, _ = o200k
+    text = "hello world, a sentence of ordinary words 12345 🙂"
+    first = tok.encode(text, special_tokens="text")
+
+    def refs() -> list[int]:
+        return [sys.getrefcount(i) for i in first]
+
+    before = refs()
+    kept = [tok.encode(text, special_tokens="text") for _ in range(100)]
+    during = refs()
+    assert [d - b for d, b in zip(during, before)] == [100 * first.count(i) for i in first]
+    del kept
+    gc.collect()
+    assert refs() == before
