@@ -208,7 +208,9 @@ def implementations(name: str, quiet: bool = False) -> tuple[list[Impl], str]:
         try:
             import quicktok
 
-            qt = quicktok.get_encoding(QUICKTOK_NAMES[name])
+            # a new instance, not get_encoding's: that returns one cached object per
+            # name, whose piece cache would be warm in every "cold" round after the first
+            qt = quicktok.Tokenizer(QUICKTOK_NAMES[name], "")
             impls.append(Impl("quicktok", qt.encode_ordinary, lambda ts: _qt_batch(qt, ts)))
         except Exception as exc:  # noqa: BLE001 - a missing peer is reported, not fatal
             if not quiet:
