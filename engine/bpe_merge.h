@@ -97,8 +97,8 @@ static inline uint64_t bpe_pair_key(int32_t a, int32_t b) {
  * for concatenated ranks the common answer, no merge, is first asked of the dense byte
  * pair table (2 bytes) or the token filter (up to BPE_FILTER_FIRST bytes): both are
  * 256 KiB and mostly in L2, where the pair cache's 512 KiB of random keys is not, and
- * answers that never enter the pair cache leave it to the pairs that do merge. (1 MB of
- * random a-z, cl100k_base, the backtracking encoder: 66.5 -> 57.7 ms.) */
+ * answers that never enter the pair cache leave it to the pairs that do merge (random
+ * letters ran markedly faster: benchmarks/README.md, "Why the engine is shaped"). */
 static inline uint64_t bpe_pair_at(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
                                    int32_t a, int32_t b, size_t start, size_t end) {
     uint64_t r;
@@ -119,13 +119,14 @@ static inline uint64_t bpe_pair_at(const BpeVocab &v, PieceCtx *ctx, const unsig
     return r;
 }
 
-/* The same for symbols x and y that meet at ``mid`` (x's bytes end there, y's begin):
- * their lengths are read only when the pair cache does not know the answer. */
+/* The same for symbols x and y that meet at ``mid`` (x's bytes end there, y's begin). */
 static inline uint64_t bpe_pair_across(const BpeVocab &v, PieceCtx *ctx,
                                        const unsigned char *mid, int32_t x, int32_t y) {
     uint64_t r;
+    size_t lx = 0, n = 0;
     if (v.concat_ranks) {
-        size_t lx = v.tok_len[x], n = lx + v.tok_len[y];
+        lx = v.tok_len[x];
+        n = lx + v.tok_len[y];
         if (n <= BPE_FILTER_FIRST &&
             (n == 2 ? v.byte_pairs[((uint32_t)mid[-1] << 8) | mid[0]] == 0xFFFFFFFFu
                     : !bt_filter_has(v.token_filter, mid - lx, n)))
@@ -133,7 +134,6 @@ static inline uint64_t bpe_pair_across(const BpeVocab &v, PieceCtx *ctx,
     }
     if (pc_get(ctx->pairs, v.pair_owner, x, y, &r)) return r;
     if (v.concat_ranks) {
-        size_t lx = v.tok_len[x], n = lx + v.tok_len[y];
         int32_t tid = n > 2 && !bt_filter_has(v.token_filter, mid - lx, n)
                           ? -1 : bt_bytes_get(v.encoder, mid - lx, n);
         r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
