@@ -92,56 +92,49 @@ static inline uint64_t bpe_pair_key(int32_t a, int32_t b) {
     return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
 }
 
+/* Concatenated ranks: true when the bytes q[0:n] (n <= BPE_FILTER_FIRST) are surely no
+ * token, so the pair covering them never merges. Asked of the dense byte-pair table (2
+ * bytes) or the token filter (which has no false "absent"): both are 256 KiB and mostly
+ * in L2, where the pair cache's 512 KiB of random keys is not, and answers that never
+ * enter the pair cache leave it to the pairs that do merge (random letters ran markedly
+ * faster: benchmarks/README.md, "Why the engine is shaped like this"). */
+static inline bool bpe_surely_no_token(const BpeVocab &v, const unsigned char *q, size_t n) {
+    return n == 2 ? v.byte_pairs[((uint32_t)q[0] << 8) | q[1]] == 0xFFFFFFFFu
+                  : !bt_filter_has(v.token_filter, q, n);
+}
+
+/* Concatenated ranks: rank << 32 | id of the token q[0:n], or NO_MERGE. Shorter keys
+ * were asked of the filters already (bpe_surely_no_token); longer ones are here, before
+ * the table is read. */
+static inline uint64_t bpe_concat_rank(const BpeVocab &v, const unsigned char *q, size_t n) {
+    if (n > BPE_FILTER_FIRST && !bt_filter_has(v.token_filter, q, n)) return BPE_NO_MERGE;
+    int32_t tid = bt_bytes_get(v.encoder, q, n);
+    return tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
+}
+
 /* Rank << 32 | merged id of two adjacent symbols covering p[start:end], or NO_MERGE.
- * A function of the two ids alone, so it goes through the per-thread pair cache; but
- * for concatenated ranks the common answer, no merge, is first asked of the dense byte
- * pair table (2 bytes) or the token filter (up to BPE_FILTER_FIRST bytes): both are
- * 256 KiB and mostly in L2, where the pair cache's 512 KiB of random keys is not, and
- * answers that never enter the pair cache leave it to the pairs that do merge (random
- * letters ran markedly faster: benchmarks/README.md, "Why the engine is shaped"). */
+ * A function of the two ids alone, so it goes through the per-thread pair cache, after
+ * the filters for short concatenated pairs (bpe_surely_no_token). */
 static inline uint64_t bpe_pair_at(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
                                    int32_t a, int32_t b, size_t start, size_t end) {
     uint64_t r;
-    if (v.concat_ranks && end - start <= BPE_FILTER_FIRST &&
-        (end - start == 2 ? v.byte_pairs[((uint32_t)p[start] << 8) | p[start + 1]] == 0xFFFFFFFFu
-                          : !bt_filter_has(v.token_filter, p + start, end - start)))
+    size_t n = end - start;
+    if (v.concat_ranks && n <= BPE_FILTER_FIRST && bpe_surely_no_token(v, p + start, n))
         return BPE_NO_MERGE;
     if (pc_get(ctx->pairs, v.pair_owner, a, b, &r)) return r;
-    if (v.concat_ranks) {
-        /* most pairs are no token: the filter (in L2) says so before the table is read */
-        int32_t tid = end - start > 2 && !bt_filter_has(v.token_filter, p + start, end - start)
-                          ? -1 : bt_bytes_get(v.encoder, p + start, end - start);
-        r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
-    } else {
-        r = bt_u64_get(v.merges, bpe_pair_key(a, b));
-    }
+    r = v.concat_ranks ? bpe_concat_rank(v, p + start, n)
+                       : bt_u64_get(v.merges, bpe_pair_key(a, b));
     pc_put(ctx->pairs, v.pair_owner, a, b, r);
     return r;
 }
 
-/* The same for symbols x and y that meet at ``mid`` (x's bytes end there, y's begin). */
+/* The same for symbols x and y that meet at ``mid`` (x's bytes end there, y's begin);
+ * their lengths are read only for concatenated ranks, whose rule needs the bytes. */
 static inline uint64_t bpe_pair_across(const BpeVocab &v, PieceCtx *ctx,
                                        const unsigned char *mid, int32_t x, int32_t y) {
-    uint64_t r;
-    size_t lx = 0, n = 0;
-    if (v.concat_ranks) {
-        lx = v.tok_len[x];
-        n = lx + v.tok_len[y];
-        if (n <= BPE_FILTER_FIRST &&
-            (n == 2 ? v.byte_pairs[((uint32_t)mid[-1] << 8) | mid[0]] == 0xFFFFFFFFu
-                    : !bt_filter_has(v.token_filter, mid - lx, n)))
-            return BPE_NO_MERGE;
-    }
-    if (pc_get(ctx->pairs, v.pair_owner, x, y, &r)) return r;
-    if (v.concat_ranks) {
-        int32_t tid = n > 2 && !bt_filter_has(v.token_filter, mid - lx, n)
-                          ? -1 : bt_bytes_get(v.encoder, mid - lx, n);
-        r = tid < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)tid << 32) | (uint32_t)tid;
-    } else {
-        r = bt_u64_get(v.merges, bpe_pair_key(x, y));
-    }
-    pc_put(ctx->pairs, v.pair_owner, x, y, r);
-    return r;
+    if (!v.concat_ranks) return bpe_pair_at(v, ctx, mid, x, y, 0, 0);
+    size_t lx = v.tok_len[x];
+    return bpe_pair_at(v, ctx, mid - lx, x, y, 0, lx + v.tok_len[y]);
 }
 
 /* Rank of the two bytes p[i], p[i + 1] as adjacent single-byte symbols: for concat
