@@ -4,6 +4,7 @@
 from libc.stdint cimport int32_t, int64_t
 from libcpp.vector cimport vector
 
+from ._literals cimport LiteralHeads
 from .native cimport BpeCore
 
 
@@ -17,5 +18,9 @@ cdef class BpeModel:
     cdef void encode_span(self, const unsigned char *data, size_t n,
                           const vector[int64_t] *ends, vector[int32_t] *out) noexcept nogil
     cdef vector[int32_t] _encode(self, bytes data, ends) except *
+    cdef int _scan_and_merge(self, const unsigned char *s, Py_ssize_t n,
+                             vector[int32_t] *out) except -1
+    cdef bint _text_as_is(self, text, LiteralHeads heads, const unsigned char **s,
+                          Py_ssize_t *n) except -1
     cdef list _to_list(self, const vector[int32_t] &ids)
     cdef vector[vector[int32_t]] _encode_many(self, list segments, int num_threads) except *

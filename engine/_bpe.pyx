@@ -56,10 +56,12 @@ from libc.string cimport memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from ._literals cimport LiteralHeads
 from .native cimport (BPE_IMAGE_LAYOUT, IMG_BAD_ID, IMG_BAD_MERGE, IMG_DAMAGED, IMG_NO_BYTE,
                       IMG_OK, BpeCore, BpeImageBuilder, bt_b64_decode, pf_run)
 
 from .errors import ArtifactError
+from .text_input import MAX_TEXT_CHARS
 
 
 cdef extern from *:
@@ -72,6 +74,16 @@ cdef extern from "Python.h":
     # on borrowed PyObject pointers, with no reference counting of Cython's own
     void _incref "Py_INCREF"(PyObject *o)
     void _list_set "PyList_SET_ITEM"(object list, Py_ssize_t i, PyObject *o)
+    # NULL (an error set) when the text holds a lone surrogate, which UTF-8 cannot hold
+    const char *_utf8_of "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size)
+    void _clear_error "PyErr_Clear"()
+
+cdef Py_ssize_t _MAX_TEXT_CHARS = MAX_TEXT_CHARS
+cdef enum:
+    # Texts of fewer UTF-8 bytes are merged holding the GIL: for them releasing and
+    # taking it back costs a measurable share of the call (benchmarks/README.md), and
+    # holding it this long (microseconds) never delays another thread noticeably.
+    _KEEP_GIL_BELOW = 2048
 
 
 cdef struct BatchJobs:
@@ -232,16 +244,39 @@ cdef class BpeModel:
         cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
         if ends is None and self.core.family < 0:
             raise ValueError("no compiled scanner for this pattern: pass piece ends")
-        out.reserve(n // 3 + 4)
         if ends is None:
-            with nogil:
-                self.core.encode_span(s, n, NULL, &out)
+            self._scan_and_merge(s, n, &out)
         else:
+            out.reserve(n // 3 + 4)
             for e in ends:
                 cuts.push_back(e)
             with nogil:
                 self.core.encode_span(s, n, &cuts, &out)
         return out
+
+    cdef int _scan_and_merge(self, const unsigned char *s, Py_ssize_t n,
+                             vector[int32_t] *out) except -1:
+        out.reserve(n // 3 + 4)
+        if n < _KEEP_GIL_BELOW:
+            self.core.encode_span(s, n, NULL, out)
+        else:
+            with nogil:
+                self.core.encode_span(s, n, NULL, out)
+        return 0
+
+    cdef bint _text_as_is(self, text, LiteralHeads heads, const unsigned char **s,
+                          Py_ssize_t *n) except -1:
+        # The UTF-8 of ``text`` read in place (*s, *n), when it is one ordinary segment
+        # as it is: an exact str within the engine's limit, encodable, and (``heads``)
+        # with no literal the caller's policy looks for. Else False: the caller takes
+        # the general path, which checks, repairs and raises.
+        if type(text) is not str or len(<str>text) > _MAX_TEXT_CHARS or self.core.family < 0:
+            return False
+        s[0] = <const unsigned char *>_utf8_of(text, n)
+        if s[0] == NULL:
+            _clear_error()
+            return False
+        return heads is None or not heads.present_in(s[0], n[0])
 
     cdef list _to_list(self, const vector[int32_t] &ids):
         # One reference taken per id, on its shared int: through Cython's object
@@ -318,6 +353,35 @@ cdef class BpeModel:
         compiled scanner. Releases the GIL while merging.
         """
         return self._to_list(self._encode(data, ends))
+
+    def encode_text(self, text, LiteralHeads heads=None):
+        """``text`` -> ids when it is one ordinary segment as it is, else None.
+
+        The common case of an encode call in one step: the text's UTF-8 is read where
+        CPython keeps it (an ASCII str's own characters; for any other str, CPython
+        builds it once and keeps it with the string, as PyO3's ``&str`` and so
+        tiktoken also do), not copied into a bytes object. None when ``text`` is not
+        exactly a str, exceeds the engine's limit, holds a lone surrogate, may hold a
+        literal of ``heads`` (the literals the caller's policy looks for; None: none),
+        or the pattern has no compiled scanner.
+        """
+        cdef const unsigned char *s
+        cdef Py_ssize_t n
+        cdef vector[int32_t] out
+        if not self._text_as_is(text, heads, &s, &n):
+            return None
+        self._scan_and_merge(s, n, &out)
+        return self._to_list(out)
+
+    def count_text(self, text, LiteralHeads heads=None):
+        """Like ``encode_text`` but only the number of ids (-1 where it gives None)."""
+        cdef const unsigned char *s
+        cdef Py_ssize_t n
+        cdef vector[int32_t] out
+        if not self._text_as_is(text, heads, &s, &n):
+            return -1
+        self._scan_and_merge(s, n, &out)
+        return out.size()
 
     def count(self, bytes data, ends=None):
         """Like ``encode`` but returns only the number of ids (no list is built)."""

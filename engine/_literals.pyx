@@ -14,10 +14,9 @@ from libc.string cimport memchr, memset
 cdef class LiteralHeads:
     """The first two UTF-8 bytes of a set of literals; immutable, safe across threads."""
 
-    cdef unsigned char first[256]      # 0: no literal starts so; 1: check the next byte;
-                                       # 2: a one-byte literal is this byte alone
-    cdef unsigned char second[8192]    # bit (b0 << 8 | b1): a literal starts b0 b1
-    cdef int only                      # the one first byte every literal shares, or -1
+    # (fields in _literals.pxd) first[b]: 0, no literal starts so; 1, check the next
+    # byte; 2, a one-byte literal is this byte alone. second: bit (b0 << 8 | b1), a
+    # literal starts b0 b1. only: the one first byte every literal shares, or -1.
 
     def __init__(self, literals):
         cdef bytes lit
@@ -38,7 +37,8 @@ cdef class LiteralHeads:
             self.second[pair >> 3] |= 1 << (pair & 7)
         self.only = firsts.pop() if len(firsts) == 1 else -1
 
-    cdef inline bint _starts_here(self, const unsigned char *p, const unsigned char *end):
+    cdef bint _starts_here(self, const unsigned char *p,
+                           const unsigned char *end) noexcept nogil:
         cdef unsigned char kind = self.first[p[0]]
         cdef unsigned int pair
         if kind == 2:
@@ -48,12 +48,7 @@ cdef class LiteralHeads:
         pair = (<unsigned int>p[0] << 8) | p[1]
         return (self.second[pair >> 3] >> (pair & 7)) & 1
 
-    def present(self, const unsigned char[::1] data not None) -> bool:
-        """False when no literal can occur in ``data``."""
-        cdef Py_ssize_t n = data.shape[0]
-        if n == 0:
-            return False
-        cdef const unsigned char *p = &data[0]
+    cdef bint present_in(self, const unsigned char *p, Py_ssize_t n) noexcept nogil:
         cdef const unsigned char *end = p + n
         if self.only >= 0:
             while p < end:
@@ -69,3 +64,9 @@ cdef class LiteralHeads:
                 return True
             p += 1
         return False
+
+    def present(self, const unsigned char[::1] data not None) -> bool:
+        """False when no literal can occur in ``data``."""
+        if data.shape[0] == 0:
+            return False
+        return self.present_in(&data[0], data.shape[0])

@@ -81,9 +81,9 @@ class AddedTokenScanner:
         # Every encode call asks maybe_present: on the text's UTF-8 when the caller has it
         # (compiled, _literals.pyx), else a few `in` tests on a tuple.
         self._first_chars = tuple(sorted({lit[0] for lit in literals}))
-        self._heads = LiteralHeads([lit.encode("utf-8", "surrogatepass") for lit in literals])
+        self.heads = LiteralHeads([lit.encode("utf-8", "surrogatepass") for lit in literals])
         #: ``maybe_present`` on UTF-8, as the C call itself (no Python frame per encode)
-        self.maybe_in_utf8: Callable[[bytes], bool] = self._heads.present
+        self.maybe_in_utf8: Callable[[bytes], bool] = self.heads.present
         # The standard library's engine: for an alternation of escaped literals it finds
         # the same matches as ``regex``, and its compiled form is a fraction of the
         # memory (o200k_harmony's 1,088 literals, in every worker process).
@@ -148,6 +148,13 @@ class AddedVocabulary:
         # UTF-8 holds no literal's first two bytes (or the policy ignores literals)
         self._plain = not self._normalizes and self._second is None
         self._maybe_in_utf8 = self._first.maybe_in_utf8
+        #: The same answer asked by the model on the UTF-8 it reads in place
+        #: (``BpeModel.encode_text``): for each policy under which a text with no literal
+        #: is one ordinary segment, the heads of the literals it looks for (None: it
+        #: looks for none). A policy missing here takes ``split``.
+        self.direct: dict[str, LiteralHeads | None] = (
+            {"text": None} | {policy: self._first.heads for policy in _SCANNED}
+            if self._plain else {})
 
     def split(self, text: str, policy: Policy = "reject", plain_ranges: Ranges = None,
               offsets: bool = False, utf8: bytes | None = None) -> list[Match | Text] | None:

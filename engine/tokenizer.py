@@ -33,6 +33,8 @@ from .tables import image_of
 from .text_input import prepare as _prepare
 
 _CPUS = os.cpu_count() or 1  # read once: the call is not free on every batch
+_GENERAL = object()  # a policy AddedVocabulary.direct does not answer
+
 # Total characters below which a batch stays on one thread: handing work to another
 # thread costs more than it saves (benchmarks/README.md, "batches").
 _BATCH_SERIAL_BELOW = 16384
@@ -103,25 +105,35 @@ class Tokenizer:
             >>> tok.encode("hello world")
             [24912, 2375]
         """
-        text, data = _prepare(text)
-        parts = self._added.split(text, special_tokens, plain_ranges, utf8=data)
-        if parts is None and self._scans:
-            ids = self._model.encode(data)
-        else:
-            ids = []
-            for part in parts or (Text(text),):
-                if isinstance(part, Match):
-                    ids.append(part.id)
-                else:
-                    ids += self._model.encode(*self._pre.encode_input(part.text)[:2])
+        # the common case in one call: the text is one ordinary segment as it is
+        heads = self._added.direct.get(special_tokens, _GENERAL)
+        ids = (self._model.encode_text(text, heads)
+               if heads is not _GENERAL and plain_ranges is None else None)
+        if ids is None:
+            text, data = _prepare(text)
+            parts = self._added.split(text, special_tokens, plain_ranges, utf8=data)
+            if parts is None and self._scans:
+                ids = self._model.encode(data)
+            else:
+                ids = []
+                for part in parts or (Text(text),):
+                    if isinstance(part, Match):
+                        ids.append(part.id)
+                    else:
+                        ids += self._model.encode(*self._pre.encode_input(part.text)[:2])
         return self._post.apply(ids) if add_special_tokens else ids
 
     def count(self, text: str, special_tokens: Policy = "reject",
               add_special_tokens: bool = False, plain_ranges: Ranges = None) -> int:
         """``len(encode(...))`` without building the id list on the common path."""
+        extra = self._post.added if add_special_tokens else 0
+        heads = self._added.direct.get(special_tokens, _GENERAL)
+        if heads is not _GENERAL and plain_ranges is None:
+            n = self._model.count_text(text, heads)
+            if n >= 0:
+                return n + extra
         prepared, data = _prepare(text)
         parts = self._added.split(prepared, special_tokens, plain_ranges, utf8=data)
-        extra = self._post.added if add_special_tokens else 0
         if parts is None and self._scans:
             return self._model.count(data) + extra
         return extra + sum(1 if isinstance(part, Match)

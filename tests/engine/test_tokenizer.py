@@ -202,6 +202,49 @@ def test_count_equals_len_encode(pair, texts):
                 assert tok.count(text, special_tokens=policy, add_special_tokens=add) == len(ids)
 
 
+# ============================================================================ the direct path
+# An encode or count whose text is one ordinary segment as it is goes to the model in
+# one call that reads the str's UTF-8 in place (BpeModel.encode_text); anything else
+# falls back to the general path. Both must give the reference's ids.
+
+
+class _Str(str):
+    """A str subclass: the direct path leaves it to the general one."""
+
+
+def test_direct_path_falls_back_where_it_must(tiktoken_pair):
+    tok, ref = tiktoken_pair.ours, tiktoken_pair.ref
+    model, heads = tok._model, tok._added.direct["reject"]
+    literal = sorted(tok.special_tokens)[0]
+    assert model.encode_text("hello world") == ref.encode("hello world", "text")
+    assert model.count_text("hello world") == len(ref.encode("hello world", "text"))
+    for other in (b"hello", _Str("hello"), "a\ud800b", 7):
+        assert model.encode_text(other) is None and model.count_text(other) == -1
+    assert model.encode_text(f"a {literal}", heads) is None  # the policy looks for it
+    assert model.encode_text(f"a {literal}") == ref.encode(f"a {literal}", "text")
+    # the general path answers these (a lone surrogate is replaced, as tiktoken does)
+    for text, repaired in ((_Str("hello wörld"), "hello wörld"), ("a\ud800b", "a\ufffdb")):
+        assert tok.encode(text, special_tokens="text") == ref.encode(repaired, "text")
+        assert tok.count(text, special_tokens="text") == len(ref.encode(repaired, "text"))
+
+
+@pytest.mark.parametrize("size", [2047, 2048, 2049, 70000])
+def test_direct_path_either_side_of_keeping_the_gil(tiktoken_pair, size):
+    """Short texts are merged holding the GIL, longer ones without it: same ids."""
+    tok, ref = tiktoken_pair.ours, tiktoken_pair.ref
+    rng = random.Random(size)
+    words = ["tokens", " naïve", " 東京", " 🎉", "\n", " 12345", " the"]
+    text = ""
+    while len(text.encode("utf-8")) < size:
+        text += rng.choice(words)
+    text = text.encode("utf-8")[:size].decode("utf-8", "ignore")
+    expected = ref.encode(text, "text")
+    assert tok.encode(text, special_tokens="text") == expected
+    assert tok.encode(text, special_tokens="text") == expected  # its UTF-8 kept by CPython
+    assert tok.count(text, special_tokens="reject") == len(expected)
+    assert tok.encode_batch([text, text], special_tokens="text") == [expected, expected]
+
+
 # ============================================================================ pathological inputs
 
 _MB = 10**6
