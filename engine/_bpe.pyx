@@ -61,7 +61,7 @@ from .native cimport (BPE_IMAGE_LAYOUT, IMG_BAD_ID, IMG_BAD_MERGE, IMG_DAMAGED, 
                       IMG_OK, BpeCore, BpeImageBuilder, bt_b64_decode, pf_run)
 
 from .errors import ArtifactError
-from .text_input import MAX_TEXT_CHARS
+from .text_input import MAX_TEXT_CHARS as _MAX_CHARS
 
 
 cdef extern from *:
@@ -78,7 +78,7 @@ cdef extern from "Python.h":
     const char *_utf8_of "PyUnicode_AsUTF8AndSize"(object text, Py_ssize_t *size)
     void _clear_error "PyErr_Clear"()
 
-cdef Py_ssize_t _MAX_TEXT_CHARS = MAX_TEXT_CHARS
+cdef Py_ssize_t _MAX_TEXT_CHARS = _MAX_CHARS
 cdef enum:
     # Texts of fewer UTF-8 bytes are merged holding the GIL: for them releasing and
     # taking it back costs a measurable share of the call (benchmarks/README.md), and
