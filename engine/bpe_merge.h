@@ -29,6 +29,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "bpe_tables.h"
 #include "pair_cache.h"
 
@@ -155,48 +159,110 @@ struct BpeStep {
     int32_t left, right;
 };
 
+/* The flat loop's state: symbols stay at the position of their first byte (no array is
+ * ever shifted), linked by ``next``/``prev``; ``rank[i]`` is the rank of the pair a
+ * live symbol at i makes with the next one (BPE_NONE: none, or i is no symbol), and
+ * ``merged[i]`` what it merges into. Positions only grow left to right, so the lowest
+ * rank at the lowest position is the reference's leftmost lowest pair. */
+static const int32_t BPE_NONE = 0x7FFFFFFF;  /* above every rank (ranks are below 2^21) */
+
+struct BpeFlat {
+    alignas(16) int32_t rank[BPE_SMALL_PIECE + 4];  /* padded to whole 4-lane groups */
+    int32_t merged[BPE_SMALL_PIECE];
+    int32_t ids[BPE_SMALL_PIECE];
+    uint8_t next[BPE_SMALL_PIECE], prev[BPE_SMALL_PIECE];
+};
+
+static inline void bpe_flat_set(BpeFlat *f, size_t i, uint64_t r) {
+    f->rank[i] = r == BPE_NO_MERGE ? BPE_NONE : (int32_t)(r >> 32);
+    f->merged[i] = (int32_t)(r & 0xFFFFFFFFULL);
+}
+
+#if defined(__SSE2__)
+static inline __m128i bpe_min4(__m128i a, __m128i b) {  /* SSE2 has no 32-bit min */
+    __m128i less = _mm_cmplt_epi32(b, a);
+    return _mm_or_si128(_mm_and_si128(less, b), _mm_andnot_si128(less, a));
+}
+#endif
+
+/* The first position holding the lowest rank among rank[0:lanes], or -1 when every one
+ * is BPE_NONE. The pass that finds the minimum is the loop's inner step (once per
+ * merge), so it runs four ranks at a time where SSE2 is there (every x86-64). */
+static inline ptrdiff_t bpe_flat_lowest(const BpeFlat *f, size_t lanes) {
+#if defined(__SSE2__)
+    __m128i lo = _mm_set1_epi32(BPE_NONE);
+    for (size_t i = 0; i < lanes; i += 4) {
+        lo = bpe_min4(lo, _mm_load_si128((const __m128i *)(f->rank + i)));
+    }
+    lo = bpe_min4(lo, _mm_shuffle_epi32(lo, 0x4E));  /* the minimum into every lane */
+    lo = bpe_min4(lo, _mm_shuffle_epi32(lo, 0xB1));
+    if (_mm_cvtsi128_si32(lo) == BPE_NONE) return -1;
+    for (size_t i = 0;; i += 4) {
+        int at = _mm_movemask_ps(_mm_castsi128_ps(
+            _mm_cmpeq_epi32(_mm_load_si128((const __m128i *)(f->rank + i)), lo)));
+        if (at) return (ptrdiff_t)(i + __builtin_ctz((unsigned)at));
+    }
+#else
+    uint64_t lo = (uint64_t)BPE_NONE << 32;
+    for (size_t i = 0; i < lanes; i++) {  /* rank << 32 | position: a conditional move */
+        uint64_t key = ((uint64_t)(uint32_t)f->rank[i] << 32) | (uint64_t)i;
+        lo = key < lo ? key : lo;
+    }
+    return (lo >> 32) == (uint64_t)BPE_NONE ? -1 : (ptrdiff_t)(lo & 0xFFFFFFFFULL);
+#endif
+}
+
 /* T(p[0:n]) for n <= BPE_SMALL_PIECE into ids[]; returns how many. With ``trace``, also
  * writes each merge made, in order (at most n - 1); with ``last``, the two ids the last
  * merge joined. */
+template <bool Record>
+static inline size_t bpe_merge_flat(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
+                                    size_t n, int32_t *ids, BpeStep *trace, int32_t *last) {
+    BpeFlat f;
+    size_t lanes = (n + 2) & ~(size_t)3;  /* pairs 0..n-2, whole groups of four */
+    for (size_t i = 0; i < n; i++) {
+        f.ids[i] = v.byte_ids[p[i]];
+        f.next[i] = (uint8_t)(i + 1);
+        f.prev[i] = (uint8_t)(i - 1);
+    }
+    for (size_t i = 0; i + 1 < n; i++) bpe_flat_set(&f, i, bpe_byte_pair(v, ctx, p, i));
+    for (size_t i = n - 1; i < lanes; i++) f.rank[i] = BPE_NONE;
+    size_t tail = n - 1;  /* the last symbol's position */
+    for (;;) {
+        ptrdiff_t at = bpe_flat_lowest(&f, lanes);
+        if (at < 0) break;
+        size_t b = (size_t)at, right = f.next[b], after = f.next[right];  /* n: none */
+        if (Record) {
+            if (last) last[0] = f.ids[b], last[1] = f.ids[right];
+            if (trace) *trace++ = {(uint32_t)f.rank[b], 0, 0};
+        }
+        f.ids[b] = f.merged[b];
+        f.rank[right] = BPE_NONE;
+        f.next[b] = (uint8_t)after;
+        if (after < n) {
+            f.prev[after] = (uint8_t)b;
+            bpe_flat_set(&f, b, bpe_pair_at(v, ctx, p, f.ids[b], f.ids[after], b, f.next[after]));
+        } else {
+            f.rank[b] = BPE_NONE;
+            tail = b;
+        }
+        if (b > 0) {
+            size_t q = f.prev[b];
+            bpe_flat_set(&f, q, bpe_pair_at(v, ctx, p, f.ids[q], f.ids[b], q, after));
+        }
+        if (Record && trace) trace[-1].left = f.ids[0], trace[-1].right = f.ids[tail];
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i = f.next[i]) ids[m++] = f.ids[i];
+    return m;
+}
+
 static inline size_t bpe_merge_small_into(const BpeVocab &v, PieceCtx *ctx,
                                           const unsigned char *p, size_t n, int32_t *ids,
                                           BpeStep *trace = nullptr, int32_t *last = nullptr) {
-    size_t st[BPE_SMALL_PIECE + 1];
-    uint64_t ranks[BPE_SMALL_PIECE];
-    size_t m = n;
-    for (size_t i = 0; i < n; i++) {
-        ids[i] = v.byte_ids[p[i]];
-        st[i] = i;
-    }
-    st[n] = n;
-    for (size_t i = 0; i + 1 < n; i++) ranks[i] = bpe_byte_pair(v, ctx, p, i);
-    while (m > 1) {
-        /* Lowest rank, leftmost on ties: the minimum of rank << 32 | position, a
-         * comparison the compiler turns into a conditional move (a branch per rank
-         * was slower on text in other scripts). */
-        uint64_t lo = BPE_NO_MERGE;
-        for (size_t i = 0; i + 1 < m; i++) {
-            uint64_t key = (ranks[i] & 0xFFFFFFFF00000000ULL) | (uint64_t)i;
-            lo = key < lo ? key : lo;
-        }
-        if ((lo >> 32) == 0xFFFFFFFFULL) break;
-        size_t best = (size_t)(lo & 0xFFFFFFFFULL);
-        if (last) last[0] = ids[best], last[1] = ids[best + 1];
-        ids[best] = (int32_t)(ranks[best] & 0xFFFFFFFFULL);
-        for (size_t i = best + 1; i + 1 < m; i++) {
-            ids[i] = ids[i + 1];
-            ranks[i] = ranks[i + 1];
-        }
-        for (size_t i = best + 1; i < m; i++) st[i] = st[i + 1];
-        m--;
-        if (best + 1 < m)
-            ranks[best] = bpe_pair_at(v, ctx, p, ids[best], ids[best + 1], st[best], st[best + 2]);
-        if (best > 0)
-            ranks[best - 1] = bpe_pair_at(v, ctx, p, ids[best - 1], ids[best], st[best - 1],
-                                          st[best + 1]);
-        if (trace) *trace++ = {(uint32_t)(lo >> 32), ids[0], ids[m - 1]};
-    }
-    return m;
+    if (n == 0) return 0;
+    return trace || last ? bpe_merge_flat<true>(v, ctx, p, n, ids, trace, last)
+                         : bpe_merge_flat<false>(v, ctx, p, n, ids, nullptr, nullptr);
 }
 
 /* T(p[0:n]) for n <= BPE_SMALL_PIECE, appended to *out. */
