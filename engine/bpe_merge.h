@@ -8,8 +8,9 @@
  *
  * Three loops compute T, each exact, chosen by the piece's length:
  *
- * - ``merge_small`` (up to 48 bytes, nearly every piece): a flat array and a linear
- *   minimum scan; fewer than ~48 symbols fit in cache lines and beat any heap.
+ * - ``merge_small`` (up to 48 bytes, nearly every piece): symbols in place in flat
+ *   arrays and a linear minimum scan, four ranks at a time; fewer than ~48 symbols fit
+ *   in cache lines and beat any heap.
  * - ``merge_heap``: a linked list plus a binary heap with stale-entry checks, O(n log n).
  *   Used only to answer the backtracking encoder's questions about pairs of long
  *   tokens (two runs of 128 spaces), never on a whole piece.
