@@ -240,6 +240,10 @@ private:
             merge(ctx, p, n, out);
             return;
         }
+        if (bpe_bytes_stay(v_, p, n)) {  /* nothing merges: no cuts, no merge loop */
+            for (size_t i = 0; i < n; i++) out->push_back(v_.byte_ids[p[i]]);
+            return;
+        }
         size_t cut = splitter_.next_cut(p, 0, n, SPLIT_PATIENCE);
         if (cut >= n) {
             merge(ctx, p, n, out);

@@ -245,6 +245,17 @@ def test_direct_path_either_side_of_keeping_the_gil(tiktoken_pair, size):
     assert tok.encode_batch([text, text], special_tokens="text") == [expected, expected]
 
 
+def test_words_whose_bytes_never_merge_match_the_reference(tiktoken_pair):
+    """Armenian and Georgian words: on cl100k_base most of their byte pairs are no
+    token, so the model answers them without merging; ids must still be tiktoken's."""
+    text = ("Հայաստանի Հանրապետություն Երևան քաղաքում, Բենինի Հորդանան "
+            "საქართველოს დედაქალაქი თბილისი ქართული ენა")
+    tok, ref = tiktoken_pair.ours, tiktoken_pair.ref
+    assert tok.encode(text, special_tokens="text") == ref.encode(text, "text")
+    for word in text.split():
+        assert tok.encode(word, special_tokens="text") == ref.encode(word, "text")
+
+
 # ============================================================================ pathological inputs
 
 _MB = 10**6
