@@ -23,8 +23,9 @@ engine is shaped like this"):
 * Both tables are flat open-addressing arrays (``bpe_tables.h``), read-only after load,
   in one pointer-free image that worker processes can share as a mapped file. The
   common answer "these bytes are no token" comes from an L2-sized bit filter first.
-* Short pieces (the vast majority) use a flat array and a linear minimum scan: fewer
-  than ~48 symbols fit in cache lines and beat any heap (bpe_merge.h). Longer pieces
+* Short pieces (the vast majority) use flat arrays, symbols kept in place, and a
+  linear minimum scan: fewer than ~48 symbols fit in cache lines and beat any heap
+  (bpe_merge.h). Longer pieces
   (a megabyte of one letter, of spaces, of random letters) are encoded a token at a
   time by a backtracking search (backtrack.h), linear in their length.
 * Long pieces of CJK and similar text (a whole clause is one piece, and nearly every
