@@ -25,9 +25,9 @@ engine is shaped like this"):
   common answer "these bytes are no token" comes from an L2-sized bit filter first.
 * Short pieces (the vast majority) use flat arrays, symbols kept in place, and a
   linear minimum scan: fewer than ~48 symbols fit in cache lines and beat any heap
-  (bpe_merge.h). Longer pieces
-  (a megabyte of one letter, of spaces, of random letters) are encoded a token at a
-  time by a backtracking search (backtrack.h), linear in their length.
+  (bpe_merge.h). Longer pieces (a megabyte of one letter, of spaces, of random
+  letters) are encoded a token at a time by a backtracking search (backtrack.h),
+  linear in their length.
 * Long pieces of CJK and similar text (a whole clause is one piece, and nearly every
   clause is new) are cut where no token of the vocabulary can cross (``piece_split.h``,
   which states why that is exact); the parts are short words that recur, so they come

@@ -238,6 +238,8 @@ def test_direct_path_either_side_of_keeping_the_gil(tiktoken_pair, size):
     while len(text.encode("utf-8")) < size:
         text += rng.choice(words)
     text = text.encode("utf-8")[:size].decode("utf-8", "ignore")
+    text += "x" * (size - len(text.encode("utf-8")))  # exactly ``size`` bytes
+    assert len(text.encode("utf-8")) == size
     expected = ref.encode(text, "text")
     assert tok.encode(text, special_tokens="text") == expected
     assert tok.encode(text, special_tokens="text") == expected  # its UTF-8 kept by CPython
