@@ -21,7 +21,8 @@ extensions = [
         [str(pyx)],
         language="c++",
         include_dirs=["engine"],
-        depends=[str(h) for h in sorted(Path("engine").glob("*.h"))],
+        depends=[str(f) for pattern in ("*.h", "*.pxi")
+                 for f in sorted(Path("engine").glob(pattern))],
         extra_compile_args=["-O3", "-std=c++17"],
     )
     for pyx in sorted(Path("engine").glob("*.pyx"))
