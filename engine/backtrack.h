@@ -303,7 +303,7 @@ private:
             if (id >= 0) return id;
         }
         if (top >= 2) {
-            int32_t id = v.byte_pairs ? (int32_t)v.byte_pairs[((uint32_t)p[0] << 8) | p[1]]
+            int32_t id = v.byte_pairs ? (int32_t)bpe_two_byte_token(v, p)
                                       : bt_bytes_get(v.encoder, p, 2);
             if (id >= 0) return id;
         }

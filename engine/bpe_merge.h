@@ -97,6 +97,14 @@ static inline uint64_t bpe_pair_key(int32_t a, int32_t b) {
     return ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
 }
 
+/* Concatenated ranks: the id of the two-byte token q[0] q[1], or BPE_NO_TOKEN; one load
+ * from the dense 65,536-entry byte-pair table. */
+static const uint32_t BPE_NO_TOKEN = 0xFFFFFFFFu;
+
+static inline uint32_t bpe_two_byte_token(const BpeVocab &v, const unsigned char *q) {
+    return v.byte_pairs[((uint32_t)q[0] << 8) | q[1]];
+}
+
 /* Concatenated ranks: true when the bytes q[0:n] (n <= BPE_FILTER_FIRST) are surely no
  * token, so the pair covering them never merges. Asked of the dense byte-pair table (2
  * bytes) or the token filter (which has no false "absent"): both are 256 KiB and mostly
@@ -104,7 +112,7 @@ static inline uint64_t bpe_pair_key(int32_t a, int32_t b) {
  * enter the pair cache leave it to the pairs that do merge (random letters ran markedly
  * faster: benchmarks/README.md, "Why the engine is shaped like this"). */
 static inline bool bpe_surely_no_token(const BpeVocab &v, const unsigned char *q, size_t n) {
-    return n == 2 ? v.byte_pairs[((uint32_t)q[0] << 8) | q[1]] == 0xFFFFFFFFu
+    return n == 2 ? bpe_two_byte_token(v, q) == BPE_NO_TOKEN
                   : !bt_filter_has(v.token_filter, q, n);
 }
 
@@ -147,8 +155,8 @@ static inline uint64_t bpe_pair_across(const BpeVocab &v, PieceCtx *ctx,
 static inline uint64_t bpe_byte_pair(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
                                      size_t i) {
     if (v.concat_ranks) {
-        uint32_t tid = v.byte_pairs[((uint32_t)p[i] << 8) | p[i + 1]];
-        return tid == 0xFFFFFFFFu ? BPE_NO_MERGE : ((uint64_t)tid << 32) | tid;
+        uint32_t tid = bpe_two_byte_token(v, p + i);
+        return tid == BPE_NO_TOKEN ? BPE_NO_MERGE : ((uint64_t)tid << 32) | tid;
     }
     return bpe_pair_at(v, ctx, p, v.byte_ids[p[i]], v.byte_ids[p[i + 1]], i, i + 2);
 }
@@ -163,7 +171,7 @@ static inline uint64_t bpe_byte_pair(const BpeVocab &v, PieceCtx *ctx, const uns
 static inline bool bpe_bytes_stay(const BpeVocab &v, const unsigned char *p, size_t n) {
     if (!v.concat_ranks) return false;
     for (size_t i = 0; i + 1 < n; i++)
-        if (v.byte_pairs[((uint32_t)p[i] << 8) | p[i + 1]] != 0xFFFFFFFFu) return false;
+        if (bpe_two_byte_token(v, p + i) != BPE_NO_TOKEN) return false;
     return true;
 }
 
