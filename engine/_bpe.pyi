@@ -30,6 +30,7 @@ class BpeModel:
         cache_capacity: int = 65536,
         split_pieces: bool = True,
         backtracking: bool = True,
+        char_symbols: bool = True,
     ) -> None: ...
     @property
     def image(self) -> object: ...

@@ -22,16 +22,17 @@
 #include <vector>
 
 #include "backtrack.h"
+#include "bpe_chars.h"
 #include "bpe_tables.h"
 #include "piece_split.h"
 
 static const char BPE_IMAGE_MAGIC[8] = {'T', 'O', 'K', 'B', 'P', 'E', '\0', '\0'};
-static const uint32_t BPE_IMAGE_LAYOUT = 2;  /* bump on any change to what is below */
+static const uint32_t BPE_IMAGE_LAYOUT = 3;  /* bump on any change to what is below */
 
 enum BpeImageTable {
     IMG_ARENA, IMG_TOK_START, IMG_TOK_LEN, IMG_KNOWN, IMG_ENC_TAGS, IMG_ENC_SLOTS,
     IMG_LONGEST_FROM, IMG_BYTE_PAIRS, IMG_MERGES, IMG_BIGRAMS, IMG_EDGES, IMG_RUNS,
-    IMG_TAILS, IMG_PREFIXES, IMG_TOKENS, IMG_TABLES
+    IMG_TAILS, IMG_PREFIXES, IMG_TOKENS, IMG_CHARS, IMG_TABLES
 };
 
 struct BpeImageHead {
@@ -90,7 +91,8 @@ public:
             2 * 65536, concat_ranks ? 4 * 65536 : 0, sizeof(bt_u64slot) * merges_cap,
             8 * PieceSplitter::BIGRAM_WORDS, 8 * PieceSplitter::EDGE_WORDS,
             sizeof(bt_u64slot) * runs_cap, sizeof(bt_u64slot) * tails_cap,
-            8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS};
+            8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS,
+            concat_ranks ? 8 * BPE_CHAR_WORDS : 0};
         uint64_t offset[IMG_TABLES], pos = align(sizeof(BpeImageHead));
         for (int k = 0; k < IMG_TABLES; k++) {
             offset[k] = pos;
@@ -152,6 +154,8 @@ public:
                     const unsigned char *p = text + start[id];
                     pairs[(uint32_t)p[0] << 8 | p[1]] = (uint32_t)bt_bytes_get(&enc, p, 2);
                 }
+            bpe_chars_fill((uint64_t *)(base + offset[IMG_CHARS]), text, start, len,
+                           mergeable.data(), n_ids, pairs);
         } else {
             bt_u64map m;
             bt_u64_place(&m, base + offset[IMG_MERGES], merges_cap, 0, 1);
@@ -221,7 +225,8 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
         h->concat_ranks ? 4 * 65536 : 0, sizeof(bt_u64slot) * h->merges_cap,
         8 * PieceSplitter::BIGRAM_WORDS, 8 * PieceSplitter::EDGE_WORDS,
         sizeof(bt_u64slot) * h->runs_cap, sizeof(bt_u64slot) * h->tails_cap,
-        8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS};
+        8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS,
+        h->concat_ranks ? 8 * BPE_CHAR_WORDS : 0};
     for (int k = 0; k < IMG_TABLES; k++)
         if (h->offset[k] % 64 || h->bytes[k] < need[k] || h->offset[k] > size ||
             h->bytes[k] > size - h->offset[k])
@@ -249,6 +254,9 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
         const uint32_t *pairs = (const uint32_t *)(image + h->offset[IMG_BYTE_PAIRS]);
         for (size_t i = 0; i < 65536; i++)
             if (pairs[i] != 0xFFFFFFFFu && pairs[i] >= n) return nullptr;
+        const uint32_t *chars = (const uint32_t *)(image + h->offset[IMG_CHARS]);
+        for (size_t i = 0; i < BPE_CHAR_IDS; i++)
+            if (chars[i] != BPE_CHAR_NONE && (chars[i] >= n || !known[chars[i]])) return nullptr;
     } else {
         const bt_u64slot *m = (const bt_u64slot *)(image + h->offset[IMG_MERGES]);
         for (uint64_t i = 0; i < h->merges_cap; i++)

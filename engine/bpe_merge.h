@@ -34,6 +34,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "bpe_chars.h"
 #include "bpe_tables.h"
 #include "pair_cache.h"
 
@@ -53,6 +54,7 @@ struct BpeVocab {
     const uint32_t *byte_pairs;   /* concat ranks: id of the 2-byte token a << 8 | b */
     const uint16_t *longest_from; /* longest mergeable token starting with bytes a, b */
     const uint64_t *token_filter; /* a bit per hash of each mergeable token of 3+ bytes */
+    BpeChars chars;               /* concat ranks: characters that start as tokens */
     int32_t byte_ids[256];
     bool concat_ranks;
     uint64_t pair_owner;          /* this model's serial in the per-thread pair cache */
@@ -235,6 +237,48 @@ static inline ptrdiff_t bpe_flat_lowest(const BpeFlat *f, size_t lanes) {
 #endif
 }
 
+/* True when p[0:n] holds a byte from 0xC0 up (where a 2- or 3-byte character can
+ * start), eight bytes at a time: ASCII pieces keep the plain start. */
+static inline bool bpe_has_lead_byte(const unsigned char *p, size_t n) {
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w & (w << 1) & 0x8080808080808080ULL) return true;
+    }
+    for (; i < n; i++)
+        if (p[i] >= 0xC0) return true;
+    return false;
+}
+
+/* The flat loop's start from whole characters (bpe_chars.h): each character that may
+ * enter as its token is one symbol, every other byte its own, and adjacent symbols are
+ * ranked. Not for a traced merge: the trace would miss the characters' own merges. */
+static inline void bpe_flat_chars(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
+                                  size_t n, BpeFlat *f, size_t lanes) {
+    for (size_t k = 0; k < lanes; k++) f->rank[k] = BPE_NONE;
+    size_t last = (size_t)-1;
+    for (size_t i = 0; i < n;) {
+        int32_t id;
+        size_t k = p[i] >= 0xC2 ? bpe_char_at(v.chars, p, i, n, &id) : 0;
+        if (!k) {
+            k = 1;
+            id = v.byte_ids[p[i]];
+        }
+        f->ids[i] = id;
+        f->prev[i] = (uint8_t)last;
+        if (i) f->next[last] = (uint8_t)i;
+        last = i;
+        i += k;
+    }
+    f->next[last] = (uint8_t)n;
+    for (size_t a = 0; f->next[a] < n; a = f->next[a]) {
+        size_t b = f->next[a], end = f->next[b];
+        bpe_flat_set(f, a, end - a == 2 ? bpe_byte_pair(v, ctx, p, a)
+                                        : bpe_pair_at(v, ctx, p, f->ids[a], f->ids[b], a, end));
+    }
+}
+
 /* T(p[0:n]) for n <= BPE_SMALL_PIECE into ids[]; returns how many. With ``trace``, also
  * writes each merge made, in order (at most n - 1); with ``last``, the two ids the last
  * merge joined. */
@@ -243,14 +287,18 @@ static inline size_t bpe_merge_flat(const BpeVocab &v, PieceCtx *ctx, const unsi
                                     size_t n, int32_t *ids, BpeStep *trace, int32_t *last) {
     BpeFlat f;
     size_t lanes = (n + 2) & ~(size_t)3;  /* pairs 0..n-2, whole groups of four */
-    for (size_t i = 0; i < n; i++) {
-        f.ids[i] = v.byte_ids[p[i]];
-        f.next[i] = (uint8_t)(i + 1);
-        f.prev[i] = (uint8_t)(i - 1);
+    if (!Record && v.chars.ids && bpe_has_lead_byte(p, n)) {
+        bpe_flat_chars(v, ctx, p, n, &f, lanes);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            f.ids[i] = v.byte_ids[p[i]];
+            f.next[i] = (uint8_t)(i + 1);
+            f.prev[i] = (uint8_t)(i - 1);
+        }
+        for (size_t i = 0; i + 1 < n; i++) bpe_flat_set(&f, i, bpe_byte_pair(v, ctx, p, i));
+        for (size_t i = n - 1; i < lanes; i++) f.rank[i] = BPE_NONE;
     }
-    for (size_t i = 0; i + 1 < n; i++) bpe_flat_set(&f, i, bpe_byte_pair(v, ctx, p, i));
-    for (size_t i = n - 1; i < lanes; i++) f.rank[i] = BPE_NONE;
-    size_t tail = n - 1;  /* the last symbol's position */
+    size_t tail = n - 1;  /* the last symbol's position (read only by Record) */
     for (;;) {
         ptrdiff_t at = bpe_flat_lowest(&f, lanes);
         if (at < 0) break;

@@ -13,7 +13,8 @@
  * 4. a piece with a non-ASCII byte is cut where no token can cross (piece_split.h) and
  *    each part goes through 3 and 5 on its own: CJK clauses are new, their words recur;
  * 5. merging: the flat loop up to 48 bytes, the backtracking encoder beyond
- *    (bpe_merge.h, backtrack.h).
+ *    (bpe_merge.h, backtrack.h); the flat loop starts from whole characters where that
+ *    is exact (bpe_chars.h).
  *
  * The tables are an image (bpe_image.h), built once or mapped from a file, and only
  * read, so any number of threads (and processes) use them at once; the caches are safe
@@ -44,6 +45,7 @@ public:
     bool whole_piece_lookup = true;
     bool splitting = true;              /* off only to compare against (tests) */
     bool backtracking = true;           /* off only to compare against (tests) */
+    bool char_symbols = true;           /* off only to compare against (tests) */
     int family = -1;                    /* compiled scanner, or -1: callers pass ends */
 
     PieceCache cache;
@@ -72,6 +74,8 @@ public:
         v_.byte_pairs = h->concat_ranks ? (const uint32_t *)at(IMG_BYTE_PAIRS) : nullptr;
         v_.longest_from = (const uint16_t *)at(IMG_LONGEST_FROM);
         v_.token_filter = (const uint64_t *)at(IMG_TOKENS);
+        v_.chars = h->concat_ranks && char_symbols ? bpe_chars_view((const uint64_t *)at(IMG_CHARS))
+                                                   : BpeChars{};
         for (int b = 0; b < 256; b++) v_.byte_ids[b] = h->byte_ids[b];
         v_.concat_ranks = h->concat_ranks;
         v_.pair_owner = pc_new_owner(n_ids_);

@@ -33,6 +33,7 @@ cdef extern from "bpe_model.h" nogil:
         cbool whole_piece_lookup
         cbool splitting
         cbool backtracking
+        cbool char_symbols
         int family
         PieceCache cache
         int attach(const unsigned char *image, size_t size)

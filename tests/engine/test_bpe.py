@@ -278,6 +278,81 @@ def test_cutting_pieces_changes_no_id_on_real_vocabularies(o200k):
             assert cutting.encode_piece(piece) == whole.encode_piece(piece), piece
 
 
+# ----------------------------------------------------------------- whole characters
+
+def _byte_vocabulary(*extra: bytes) -> list[tuple[bytes, int]]:
+    """The 256 bytes, then ``extra`` ranked in the order given (rank = id)."""
+    return [(bytes([b]), b) for b in range(256)] + [(t, 256 + k) for k, t in enumerate(extra)]
+
+
+@pytest.mark.parametrize("extra, piece, want", [
+    # 3: a token ends with the byte before the character and its lead byte
+    ((b"a\xd0", b"\xd0\xbf"), "aп", [256, 0xBF]),
+    # 4: a token starts with the character's last byte and the byte after it
+    ((b"\xbfz", b"\xd0\xbf"), "пz", [0xD0, 256]),
+    # 3 for a 3-byte character: the byte before, the lead and first continuation byte
+    ((b"a\xe4\xb8", b"\xe4\xb8", b"\xe4\xb8\xad"), "a中", [256, 0xAD]),
+    # 4 for a 3-byte character: its last two bytes and the byte after
+    ((b"\xb8\xadz", b"\xb8\xad", b"\xe4\xb8\xad"), "中z", [0xE4, 256]),
+    # 2: a longer token holding the character ranks below the character itself
+    ((b"\xd0\xbfq", b"qr", b"\xd0\xbf"), "пqr", [258, 257]),
+    # 1: a 3-byte character's token that merging its bytes never builds
+    ((b"\xe4\xb8\xad",), "中", [0xE4, 0xB8, 0xAD]),
+    # all four hold: the character enters as its token, same ids
+    ((b"\xd0\xbf", b"\xd0\xbf\xd0\xbf"), "aпп", [97, 257]),
+])
+def test_whole_characters_start_the_merge_only_where_exact(extra, piece, want):
+    """Each condition of bpe_chars.h on a vocabulary where breaking it changes the ids:
+    starting from the character's token would give other ids than merging its bytes.
+    The model starting from characters gives the reference merge's ids, as does the one
+    starting from bytes."""
+    vocab = _byte_vocabulary(*extra)
+    pair_rank, token_id = reference.tiktoken_ranks(dict(vocab))
+    data = piece.encode()
+    assert reference.merge(data, pair_rank, token_id) == want
+    for chars in (True, False):
+        model = BpeModel(vocab, whole_piece_lookup=False, char_symbols=chars, cache_capacity=0)
+        assert model.encode_piece(data) == want, chars
+
+
+def test_whole_characters_change_no_id_on_tangled_vocabularies():
+    """Vocabularies full of tokens that begin or end inside characters, in random rank
+    order (so every condition of bpe_chars.h fails somewhere): the model starting from
+    characters, with no cutting, equals the reference merge on every piece."""
+    for seed in range(3):
+        vocab, alphabet = _tangled_vocabulary(seed)
+        ranks = {tok: i for i, tok in enumerate(vocab)}
+        pair_rank, token_id = reference.tiktoken_ranks(ranks)
+        model = BpeModel(list(ranks.items()), whole_piece_lookup=False, split_pieces=False,
+                         cache_capacity=0)
+        rng = random.Random(seed + 30)
+        for _ in range(600):
+            piece = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40))).encode()
+            assert model.encode_piece(piece) == reference.merge(piece, pair_rank, token_id), piece
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_whole_characters_change_no_id_on_real_vocabularies(name):
+    """Words of the scripts whose characters are tokens (Cyrillic, Greek, CJK, Hangul,
+    Arabic, Devanagari, Thai), alone and next to ASCII, punctuation, other scripts and
+    stray bytes: starting from characters gives the ids starting from bytes gives."""
+    data = open(_rank_file(tokserve.load(name)), "rb").read()
+    chars = BpeModel(tiktoken_data=data, cache_capacity=0, split_pieces=False)
+    plain = BpeModel(tiktoken_data=data, cache_capacity=0, split_pieces=False,
+                     char_symbols=False)
+    rng = random.Random(7)
+    pools = [(0x0400, 0x04FF), (0x0370, 0x03FF), (0x4E00, 0x9FFF), (0xAC00, 0xD7A3),
+             (0x0600, 0x06FF), (0x0900, 0x097F), (0x0E00, 0x0E7F), (0x00C0, 0x024F),
+             (0x3040, 0x30FF)]
+    edges = [b"", b" ", b"a", b"'", b"\n", b"1", "\u00e9".encode(), "\u4e2d".encode(),
+             "\U0001f600".encode(), b"\xff", b"\x80"]
+    for _ in range(4000):
+        lo, hi = rng.choice(pools)
+        word = "".join(chr(rng.randint(lo, hi)) for _ in range(rng.randint(1, 14))).encode()
+        piece = rng.choice(edges) + word + rng.choice(edges)
+        assert chars.encode_piece(piece) == plain.encode_piece(piece), piece
+
+
 def test_whole_piece_lookup_finds_tokens_merging_cannot_reach():
     """tiktoken's rule: a piece that is a token is that token, even when merging its
     bytes could never build it. The lookup is skipped only for pieces longer than every
