@@ -237,17 +237,20 @@ static inline ptrdiff_t bpe_flat_lowest(const BpeFlat *f, size_t lanes) {
 #endif
 }
 
-/* True when p[0:n] holds a byte from 0xC0 up (where a 2- or 3-byte character can
- * start), eight bytes at a time: ASCII pieces keep the plain start. */
-static inline bool bpe_has_lead_byte(const unsigned char *p, size_t n) {
+/* True when p[0:n] holds a byte from 0xC0 to 0xEF (where a 2- or 3-byte character
+ * starts), eight bytes at a time: ASCII pieces and runs of emoji (4-byte characters,
+ * never taken whole) keep the plain start. A lane's top bit after the masks is
+ * b7 & b6 & ~(b5 & b4) of its byte; shifts bring lower bits of the same byte up, and
+ * bits shifted in from the lane below only reach positions the final mask drops. */
+static inline bool bpe_has_char_lead(const unsigned char *p, size_t n) {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
-        if (w & (w << 1) & 0x8080808080808080ULL) return true;
+        if (w & (w << 1) & ~((w << 2) & (w << 3)) & 0x8080808080808080ULL) return true;
     }
     for (; i < n; i++)
-        if (p[i] >= 0xC0) return true;
+        if (p[i] >= 0xC0 && p[i] < 0xF0) return true;
     return false;
 }
 
@@ -287,7 +290,7 @@ static inline size_t bpe_merge_flat(const BpeVocab &v, PieceCtx *ctx, const unsi
                                     size_t n, int32_t *ids, BpeStep *trace, int32_t *last) {
     BpeFlat f;
     size_t lanes = (n + 2) & ~(size_t)3;  /* pairs 0..n-2, whole groups of four */
-    if (!Record && v.chars.ids && bpe_has_lead_byte(p, n)) {
+    if (!Record && v.chars.ids && bpe_has_char_lead(p, n)) {
         bpe_flat_chars(v, ctx, p, n, &f, lanes);
     } else {
         for (size_t i = 0; i < n; i++) {
