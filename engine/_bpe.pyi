@@ -31,6 +31,7 @@ class BpeModel:
         split_pieces: bool = True,
         backtracking: bool = True,
         char_symbols: bool = True,
+        pair_table: bool = True,
     ) -> None: ...
     @property
     def image(self) -> object: ...

@@ -160,16 +160,17 @@ cdef class BpeModel:
     def __init__(self, tokens=None, merges=None, added=None, *, bytes tiktoken_data=None,
                  image=None, bint whole_piece_lookup=True, int family=-1,
                  size_t cache_capacity=65536, bint split_pieces=True, bint backtracking=True,
-                 bint char_symbols=True):
+                 bint char_symbols=True, bint pair_table=True):
         """Attach to ``image`` (any buffer: bytes, a read-only mmap), or build one from
         the vocabulary (``build_image``'s arguments).
 
         Args:
             whole_piece_lookup: emit a piece that is itself a token directly.
-            split_pieces, backtracking, char_symbols: cut pieces where no token can
-                cross (piece_split.h), encode long pieces token by token (backtrack.h),
-                start merging from whole characters where exact (bpe_chars.h); off
-                only to compare against (tests, benchmarks).
+            split_pieces, backtracking, char_symbols, pair_table: cut pieces where no
+                token can cross (piece_split.h), encode long pieces token by token
+                (backtrack.h), start merging from whole characters where exact
+                (bpe_chars.h), rank pairs by their ids (bpe_pairs.h); off only to
+                compare against (tests, benchmarks).
         Raises:
             ArtifactError: what ``build_image`` raises, or an image that is damaged.
         """
@@ -182,6 +183,7 @@ cdef class BpeModel:
         self.core.splitting = split_pieces
         self.core.backtracking = backtracking
         self.core.char_symbols = char_symbols
+        self.core.pair_table = pair_table
         self.core.family = family
         self.core.cache.set_capacity(cache_capacity)
         if data.shape[0] == 0 or self.core.attach(&data[0], data.shape[0]) != IMG_OK:

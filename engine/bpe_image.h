@@ -23,16 +23,17 @@
 
 #include "backtrack.h"
 #include "bpe_chars.h"
+#include "bpe_pairs.h"
 #include "bpe_tables.h"
 #include "piece_split.h"
 
 static const char BPE_IMAGE_MAGIC[8] = {'T', 'O', 'K', 'B', 'P', 'E', '\0', '\0'};
-static const uint32_t BPE_IMAGE_LAYOUT = 3;  /* bump on any change to what is below */
+static const uint32_t BPE_IMAGE_LAYOUT = 4;  /* bump on any change to what is below */
 
 enum BpeImageTable {
     IMG_ARENA, IMG_TOK_START, IMG_TOK_LEN, IMG_KNOWN, IMG_ENC_TAGS, IMG_ENC_SLOTS,
     IMG_LONGEST_FROM, IMG_BYTE_PAIRS, IMG_MERGES, IMG_BIGRAMS, IMG_EDGES, IMG_RUNS,
-    IMG_TAILS, IMG_PREFIXES, IMG_TOKENS, IMG_CHARS, IMG_TABLES
+    IMG_TAILS, IMG_PREFIXES, IMG_TOKENS, IMG_CHARS, IMG_PAIRS, IMG_TABLES
 };
 
 struct BpeImageHead {
@@ -43,6 +44,7 @@ struct BpeImageHead {
     uint64_t n_ids;             /* one past the largest id */
     uint64_t max_len;           /* longest mergeable token */
     uint64_t enc_cap, merges_cap, merges_size, runs_cap, runs_size, tails_cap, tails_size;
+    uint64_t pairs_cap;         /* concat ranks: slots of the pair table (bpe_pairs.h), or 0 */
     int32_t byte_ids[256];
     uint64_t offset[IMG_TABLES];
     uint64_t bytes[IMG_TABLES];
@@ -92,7 +94,7 @@ public:
             8 * PieceSplitter::BIGRAM_WORDS, 8 * PieceSplitter::EDGE_WORDS,
             sizeof(bt_u64slot) * runs_cap, sizeof(bt_u64slot) * tails_cap,
             8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS,
-            concat_ranks ? 8 * BPE_CHAR_WORDS : 0};
+            concat_ranks ? 8 * BPE_CHAR_WORDS : 0, 0};  /* the pair table is sized last */
         uint64_t offset[IMG_TABLES], pos = align(sizeof(BpeImageHead));
         for (int k = 0; k < IMG_TABLES; k++) {
             offset[k] = pos;
@@ -177,6 +179,18 @@ public:
         BacktrackMemo::fill_filters(text, start, len, mergeable.data(), n_ids,
                                     (uint64_t *)(base + offset[IMG_PREFIXES]),
                                     (uint64_t *)(base + offset[IMG_TOKENS]));
+        if (concat_ranks) {  /* last: it is sized by what the byte table finds */
+            std::vector<uint64_t> pairs =
+                bpe_pairs_collect(&enc, text, start, len, mergeable.data(), n_ids);
+            size_t cap = pairs.empty() ? 0 : bt_capacity_for(pairs.size());
+            out->resize(out->size() + cap);  /* IMG_PAIRS starts at the old end */
+            base = (unsigned char *)out->data();
+            head = (BpeImageHead *)base;
+            head->pairs_cap = cap;
+            head->bytes[IMG_PAIRS] = 8 * cap;
+            head->size += 8 * cap;
+            bpe_pairs_place((uint64_t *)(base + head->offset[IMG_PAIRS]), cap, pairs);
+        }
         return IMG_OK;
     }
 
@@ -226,13 +240,14 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
         8 * PieceSplitter::BIGRAM_WORDS, 8 * PieceSplitter::EDGE_WORDS,
         sizeof(bt_u64slot) * h->runs_cap, sizeof(bt_u64slot) * h->tails_cap,
         8 * BacktrackMemo::FILTER_WORDS, 8 * BacktrackMemo::TOKEN_WORDS,
-        h->concat_ranks ? 8 * BPE_CHAR_WORDS : 0};
+        h->concat_ranks ? 8 * BPE_CHAR_WORDS : 0, 8 * h->pairs_cap};
     for (int k = 0; k < IMG_TABLES; k++)
         if (h->offset[k] % 64 || h->bytes[k] < need[k] || h->offset[k] > size ||
             h->bytes[k] > size - h->offset[k])
             return nullptr;
     for (uint64_t cap : {h->enc_cap, h->runs_cap, h->tails_cap})
         if (cap < 16 || (cap & (cap - 1))) return nullptr;
+    if ((h->pairs_cap & (h->pairs_cap - 1)) || (h->pairs_cap && !h->concat_ranks)) return nullptr;
     if (!h->concat_ranks && (h->merges_cap < 16 || (h->merges_cap & (h->merges_cap - 1))))
         return nullptr;
     /* every id a table hands out indexes the id tables, every key lies in the arena */
@@ -251,12 +266,25 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
                         (uint64_t)slots[i].off + slots[i].len > arena))
             return nullptr;
     if (h->concat_ranks) {
-        const uint32_t *pairs = (const uint32_t *)(image + h->offset[IMG_BYTE_PAIRS]);
+        const uint32_t *byte_pairs = (const uint32_t *)(image + h->offset[IMG_BYTE_PAIRS]);
         for (size_t i = 0; i < 65536; i++)
-            if (pairs[i] != 0xFFFFFFFFu && pairs[i] >= n) return nullptr;
+            if (byte_pairs[i] != 0xFFFFFFFFu && byte_pairs[i] >= n) return nullptr;
         const uint32_t *chars = (const uint32_t *)(image + h->offset[IMG_CHARS]);
         for (size_t i = 0; i < BPE_CHAR_IDS; i++)
             if (chars[i] != BPE_CHAR_NONE && (chars[i] >= n || !known[chars[i]])) return nullptr;
+        const uint64_t *pairs = (const uint64_t *)(image + h->offset[IMG_PAIRS]);
+        bool empty_slot = h->pairs_cap == 0;  /* a probe must end: some slot is empty */
+        for (uint64_t i = 0; i < h->pairs_cap; i++) {
+            uint64_t e = pairs[i];
+            if (e == BPE_PAIR_EMPTY) {
+                empty_slot = true;
+                continue;
+            }
+            uint64_t a = e >> (2 * BPE_PAIR_ID_BITS), b = (e >> BPE_PAIR_ID_BITS) & BPE_PAIR_ID_MASK;
+            uint64_t t = e & BPE_PAIR_ID_MASK;
+            if (a >= n || b >= n || t >= n || !known[t]) return nullptr;
+        }
+        if (!empty_slot) return nullptr;
     } else {
         const bt_u64slot *m = (const bt_u64slot *)(image + h->offset[IMG_MERGES]);
         for (uint64_t i = 0; i < h->merges_cap; i++)

@@ -35,6 +35,7 @@
 #endif
 
 #include "bpe_chars.h"
+#include "bpe_pairs.h"
 #include "bpe_tables.h"
 #include "pair_cache.h"
 
@@ -55,6 +56,7 @@ struct BpeVocab {
     const uint16_t *longest_from; /* longest mergeable token starting with bytes a, b */
     const uint64_t *token_filter; /* a bit per hash of each mergeable token of 3+ bytes */
     BpeChars chars;               /* concat ranks: characters that start as tokens */
+    BpePairs pairs;               /* concat ranks: id pair -> joined token (or none) */
     int32_t byte_ids[256];
     bool concat_ranks;
     uint64_t pair_owner;          /* this model's serial in the per-thread pair cache */
@@ -128,14 +130,20 @@ static inline uint64_t bpe_concat_rank(const BpeVocab &v, const unsigned char *q
 }
 
 /* Rank << 32 | merged id of two adjacent symbols covering p[start:end], or NO_MERGE.
- * A function of the two ids alone, so it goes through the per-thread pair cache, after
- * the filters for short concatenated pairs (bpe_surely_no_token). */
+ * A function of the two ids alone: after the filters for short concatenated pairs
+ * (bpe_surely_no_token), a .tiktoken vocabulary asks its pair table (bpe_pairs.h); a
+ * merges list, or a vocabulary too large for that table, goes through the per-thread
+ * pair cache to its own table. */
 static inline uint64_t bpe_pair_at(const BpeVocab &v, PieceCtx *ctx, const unsigned char *p,
                                    int32_t a, int32_t b, size_t start, size_t end) {
     uint64_t r;
     size_t n = end - start;
     if (v.concat_ranks && n <= BPE_FILTER_FIRST && bpe_surely_no_token(v, p + start, n))
         return BPE_NO_MERGE;
+    if (v.pairs.slots) {  /* concat ranks: one line of the pair table (bpe_pairs.h) */
+        int32_t t = bpe_pairs_get(v.pairs, a, b);
+        return t < 0 ? BPE_NO_MERGE : ((uint64_t)(uint32_t)t << 32) | (uint32_t)t;
+    }
     if (pc_get(ctx->pairs, v.pair_owner, a, b, &r)) return r;
     r = v.concat_ranks ? bpe_concat_rank(v, p + start, n)
                        : bt_u64_get(v.merges, bpe_pair_key(a, b));

@@ -14,7 +14,8 @@
  *    each part goes through 3 and 5 on its own: CJK clauses are new, their words recur;
  * 5. merging: the flat loop up to 48 bytes, the backtracking encoder beyond
  *    (bpe_merge.h, backtrack.h); the flat loop starts from whole characters where that
- *    is exact (bpe_chars.h).
+ *    is exact (bpe_chars.h), and a .tiktoken vocabulary ranks a pair of symbols by
+ *    their ids in one table (bpe_pairs.h).
  *
  * The tables are an image (bpe_image.h), built once or mapped from a file, and only
  * read, so any number of threads (and processes) use them at once; the caches are safe
@@ -46,6 +47,7 @@ public:
     bool splitting = true;              /* off only to compare against (tests) */
     bool backtracking = true;           /* off only to compare against (tests) */
     bool char_symbols = true;           /* off only to compare against (tests) */
+    bool pair_table = true;             /* off only to compare against (tests) */
     int family = -1;                    /* compiled scanner, or -1: callers pass ends */
 
     PieceCache cache;
@@ -76,6 +78,8 @@ public:
         v_.token_filter = (const uint64_t *)at(IMG_TOKENS);
         v_.chars = h->concat_ranks && char_symbols ? bpe_chars_view((const uint64_t *)at(IMG_CHARS))
                                                    : BpeChars{};
+        v_.pairs = {h->pairs_cap && pair_table ? (const uint64_t *)at(IMG_PAIRS) : nullptr,
+                    h->pairs_cap ? h->pairs_cap - 1 : 0};
         for (int b = 0; b < 256; b++) v_.byte_ids[b] = h->byte_ids[b];
         v_.concat_ranks = h->concat_ranks;
         v_.pair_owner = pc_new_owner(n_ids_);

@@ -34,6 +34,7 @@ cdef extern from "bpe_model.h" nogil:
         cbool splitting
         cbool backtracking
         cbool char_symbols
+        cbool pair_table
         int family
         PieceCache cache
         int attach(const unsigned char *image, size_t size)

@@ -6,6 +6,8 @@
  * of the bytes and a probe into tables far larger than L2; the same few thousand
  * pairs come back over and over. A direct-mapped table of 32,768 16-byte entries
  * (512 KiB) answers most of those from L2 (the sizes tried are in benchmarks/README.md).
+ * A .tiktoken vocabulary asks its pair table instead (bpe_pairs.h: one line, shared,
+ * never cold); this cache serves merges lists and the backtracking encoder.
  *
  * Exact by construction: the key is the full pair of ids, and the answer for a pair is
  * a pure function of the model, so an entry is either absent or right. Keys carry the

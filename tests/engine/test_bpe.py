@@ -353,6 +353,39 @@ def test_whole_characters_change_no_id_on_real_vocabularies(name):
         assert chars.encode_piece(piece) == plain.encode_piece(piece), piece
 
 
+# ----------------------------------------------------------------- the pair table
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_pair_table_changes_no_id_on_real_vocabularies(name):
+    """Ranking pairs by their ids (bpe_pairs.h) gives the ids ranking them by their
+    joined bytes gives: English and code words, multi-script words, digits and random
+    bytes, merged whole (no piece cache, no cutting) so every pair is asked."""
+    data = open(_rank_file(tokserve.load(name)), "rb").read()
+    table = BpeModel(tiktoken_data=data, cache_capacity=0, split_pieces=False,
+                     whole_piece_lookup=False)
+    plain = BpeModel(tiktoken_data=data, cache_capacity=0, split_pieces=False,
+                     whole_piece_lookup=False, pair_table=False)
+    rng = random.Random(11)
+    words = open(__file__, encoding="utf-8").read().split()
+    pieces = [w.encode() for w in words] + [(" " + w).encode() for w in words]
+    pieces += [piece.encode() for piece in _mixed_pieces(12, 1500)]
+    pieces += [bytes(rng.randrange(256) for _ in range(rng.randint(2, 40))) for _ in range(500)]
+    pieces += [str(rng.randrange(10 ** rng.randint(1, 12))).encode() for _ in range(200)]
+    for piece in pieces:
+        assert table.encode_piece(piece) == plain.encode_piece(piece), piece
+
+
+def test_pair_table_follows_the_byte_table_on_duplicate_tokens():
+    """Two ids with the same bytes: a pair joining into those bytes takes the id the
+    byte table gives (the last one listed), with the pair table as without it."""
+    vocab = _byte_vocabulary(b"ab", b"abc", b"abc", b"bc", b"abcbc")
+    want = BpeModel(vocab, pair_table=False, whole_piece_lookup=False, cache_capacity=0)
+    got = BpeModel(vocab, whole_piece_lookup=False, cache_capacity=0)
+    for piece in (b"ab", b"abc", b"abcbc", b"xabcab", b"bcab", b"abab"):
+        assert got.encode_piece(piece) == want.encode_piece(piece), piece
+    assert got.encode_piece(b"abc") == [258]  # "ab" + "c", joined: the later "abc"
+
+
 def test_whole_piece_lookup_finds_tokens_merging_cannot_reach():
     """tiktoken's rule: a piece that is a token is that token, even when merging its
     bytes could never build it. The lookup is skipped only for pieces longer than every
