@@ -180,8 +180,11 @@ public:
                                     (uint64_t *)(base + offset[IMG_PREFIXES]),
                                     (uint64_t *)(base + offset[IMG_TOKENS]));
         if (concat_ranks) {  /* last: it is sized by what the byte table finds */
+            BpePairsFind find = {&enc, head->byte_ids,
+                                 (const uint32_t *)(base + offset[IMG_BYTE_PAIRS]),
+                                 (const uint64_t *)(base + offset[IMG_TOKENS])};
             std::vector<uint64_t> pairs =
-                bpe_pairs_collect(&enc, text, start, len, mergeable.data(), n_ids);
+                bpe_pairs_collect(find, text, start, len, mergeable.data(), n_ids);
             size_t cap = pairs.empty() ? 0 : bt_capacity_for(pairs.size());
             out->resize(out->size() + cap);  /* IMG_PAIRS starts at the old end */
             base = (unsigned char *)out->data();

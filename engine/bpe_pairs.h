@@ -46,10 +46,33 @@ static inline int32_t bpe_pairs_get(const BpePairs &t, int32_t a, int32_t b) {
     }
 }
 
+/* What the build asks to find a token by its bytes: the single bytes' ids, the dense
+ * two-byte table and the token filter answer before the byte table is probed (most
+ * cuts of a token are not two tokens, and the filter proves that for most of them). */
+struct BpePairsFind {
+    const bt_bytesmap *enc;
+    const int32_t *byte_ids;
+    const uint32_t *byte_pairs;     /* BPE_CHAR_NONE-style 0xFFFFFFFF: none */
+    const uint64_t *token_filter;   /* tokens of 3+ bytes (bt_filter_has) */
+
+    /* The id of the token x[0:m], or -1; ``h`` is the filter hash of x[0:m] when m >= 3. */
+    int32_t token(const unsigned char *x, size_t m, uint64_t h) const {
+        if (m == 1) return byte_ids[x[0]];
+        if (m == 2) {
+            uint32_t t = byte_pairs[(uint32_t)x[0] << 8 | x[1]];
+            return t == 0xFFFFFFFFu ? -1 : (int32_t)t;
+        }
+        uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
+        if (!(token_filter[bit >> 6] >> (bit & 63) & 1)) return -1;
+        return bt_bytes_get(enc, x, m);
+    }
+};
+
 /* The slots of every (a, b) -> t of the vocabulary: token ``id`` is text[start[id]:
- * start[id] + len[id]] where mergeable[id], and ``enc`` finds a token by its bytes.
- * Empty when some id does not fit in 21 bits. */
-static inline std::vector<uint64_t> bpe_pairs_collect(const bt_bytesmap *enc,
+ * start[id] + len[id]] where mergeable[id]. Empty when some id does not fit in 21 bits.
+ * Only the id the byte table gives for t's bytes is recorded (a vocabulary may list the
+ * same bytes twice), so the pair table and the byte table always agree. */
+static inline std::vector<uint64_t> bpe_pairs_collect(const BpePairsFind &find,
                                                       const unsigned char *text,
                                                       const uint32_t *start,
                                                       const uint32_t *len,
@@ -60,11 +83,15 @@ static inline std::vector<uint64_t> bpe_pairs_collect(const bt_bytesmap *enc,
         if (!mergeable[id] || len[id] < 2) continue;
         const unsigned char *q = text + start[id];
         size_t n = len[id];
-        if (bt_bytes_get(enc, q, n) != (int32_t)id) continue;  /* bytes another id holds */
+        if (bt_bytes_get(find.enc, q, n) != (int32_t)id) continue;  /* bytes another id holds */
+        uint64_t h = BT_FILTER_SEED;  /* of q[0:k], grown one byte at a time */
         for (size_t k = 1; k < n; k++) {
-            int32_t a = bt_bytes_get(enc, q, k);
+            h = bt_filter_step(h, q[k - 1]);
+            int32_t a = find.token(q, k, h);
             if (a < 0) continue;
-            int32_t b = bt_bytes_get(enc, q + k, n - k);
+            uint64_t g = BT_FILTER_SEED;
+            for (size_t i = k; i < n; i++) g = bt_filter_step(g, q[i]);
+            int32_t b = find.token(q + k, n - k, g);
             if (b < 0) continue;
             entries.push_back(bpe_pairs_key((uint32_t)a, (uint32_t)b) << BPE_PAIR_ID_BITS | id);
         }
