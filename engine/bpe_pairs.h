@@ -52,7 +52,7 @@ static inline int32_t bpe_pairs_get(const BpePairs &t, int32_t a, int32_t b) {
 struct BpePairsFind {
     const bt_bytesmap *enc;
     const int32_t *byte_ids;
-    const uint32_t *byte_pairs;     /* BPE_CHAR_NONE-style 0xFFFFFFFF: none */
+    const uint32_t *byte_pairs;     /* the two-byte token's id, or 0xFFFFFFFF: none */
     const uint64_t *token_filter;   /* tokens of 3+ bytes (bt_filter_has) */
 
     /* The id of the token x[0:m], or -1; ``h`` is the filter hash of x[0:m] when m >= 3. */
