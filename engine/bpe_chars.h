@@ -38,6 +38,8 @@
 #include <cstring>
 #include <vector>
 
+#include "bpe_tables.h"
+
 /* Sizes, in 64-bit words, of the parts of the table (one image table, in this order). */
 static const size_t BPE_CHAR_IDS = 0x10000;          /* uint32 per code point below 0x10000 */
 static const size_t BPE_CHAR_MASK_WORDS = 4;         /* 256 bits */
@@ -122,7 +124,7 @@ static inline size_t bpe_char_at(const BpeChars &c, const unsigned char *p, size
 
 /* Fill ``table`` (BPE_CHAR_WORDS, zeroed) from a concatenated-ranks vocabulary: token
  * ``id`` is text[start[id]:start[id] + len[id]] where mergeable[id], and ``pairs`` is
- * the dense byte-pair table (the id of each two-byte token, or BPE_CHAR_NONE). */
+ * the dense byte-pair table (bpe_tables.h). */
 static inline void bpe_chars_fill(uint64_t *table, const unsigned char *text,
                                   const uint32_t *start, const uint32_t *len,
                                   const uint8_t *mergeable, size_t n_ids, const uint32_t *pairs) {
@@ -161,9 +163,9 @@ static inline void bpe_chars_fill(uint64_t *table, const unsigned char *text,
         if (bpe_char_code(q, 0, n, &cp) != n) continue;  /* not exactly one character */
         uint32_t highest = (uint32_t)id;  /* the last merge makes the token itself */
         if (n == 3) {  /* the first merge joins the lower-ranked of the two byte pairs */
-            uint32_t a = pairs[(uint32_t)q[0] << 8 | q[1]], b = pairs[(uint32_t)q[1] << 8 | q[2]];
-            uint32_t first = a < b ? a : b;
-            if (first == BPE_CHAR_NONE) continue;  /* the bytes never merge: condition 1 */
+            uint32_t a = bt_two_byte_token(pairs, q), b = bt_two_byte_token(pairs, q + 1);
+            uint32_t first = a < b ? a : b;  /* BPE_NO_TOKEN is above every id */
+            if (first == BPE_NO_TOKEN) continue;  /* the bytes never merge: condition 1 */
             highest = first > highest ? first : highest;
         }
         if (edge[cp] == BPE_CHAR_NONE || edge[cp] > highest) ids[cp] = (uint32_t)id;

@@ -271,7 +271,7 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
     if (h->concat_ranks) {
         const uint32_t *byte_pairs = (const uint32_t *)(image + h->offset[IMG_BYTE_PAIRS]);
         for (size_t i = 0; i < 65536; i++)
-            if (byte_pairs[i] != 0xFFFFFFFFu && byte_pairs[i] >= n) return nullptr;
+            if (byte_pairs[i] != BPE_NO_TOKEN && byte_pairs[i] >= n) return nullptr;
         const uint32_t *chars = (const uint32_t *)(image + h->offset[IMG_CHARS]);
         for (size_t i = 0; i < BPE_CHAR_IDS; i++)
             if (chars[i] != BPE_CHAR_NONE && (chars[i] >= n || !known[chars[i]])) return nullptr;

@@ -102,11 +102,9 @@ static inline uint64_t bpe_pair_key(int32_t a, int32_t b) {
 }
 
 /* Concatenated ranks: the id of the two-byte token q[0] q[1], or BPE_NO_TOKEN; one load
- * from the dense 65,536-entry byte-pair table. */
-static const uint32_t BPE_NO_TOKEN = 0xFFFFFFFFu;
-
+ * from the dense byte-pair table (bpe_tables.h). */
 static inline uint32_t bpe_two_byte_token(const BpeVocab &v, const unsigned char *q) {
-    return v.byte_pairs[((uint32_t)q[0] << 8) | q[1]];
+    return bt_two_byte_token(v.byte_pairs, q);
 }
 
 /* Concatenated ranks: true when the bytes q[0:n] (n <= BPE_FILTER_FIRST) are surely no

@@ -52,15 +52,15 @@ static inline int32_t bpe_pairs_get(const BpePairs &t, int32_t a, int32_t b) {
 struct BpePairsFind {
     const bt_bytesmap *enc;
     const int32_t *byte_ids;
-    const uint32_t *byte_pairs;     /* the two-byte token's id, or 0xFFFFFFFF: none */
+    const uint32_t *byte_pairs;     /* the dense byte-pair table (bpe_tables.h) */
     const uint64_t *token_filter;   /* tokens of 3+ bytes (bt_filter_has) */
 
     /* The id of the token x[0:m], or -1; ``h`` is the filter hash of x[0:m] when m >= 3. */
     int32_t token(const unsigned char *x, size_t m, uint64_t h) const {
         if (m == 1) return byte_ids[x[0]];
         if (m == 2) {
-            uint32_t t = byte_pairs[(uint32_t)x[0] << 8 | x[1]];
-            return t == 0xFFFFFFFFu ? -1 : (int32_t)t;
+            uint32_t t = bt_two_byte_token(byte_pairs, x);
+            return t == BPE_NO_TOKEN ? -1 : (int32_t)t;
         }
         uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
         if (!(token_filter[bit >> 6] >> (bit & 63) & 1)) return -1;

@@ -253,6 +253,17 @@ static inline int32_t bt_bytes_get(const bt_bytesmap *m, const unsigned char *p,
     return bt_bytes_get_hashed(m, p, n, bt_key_of(p, n));
 }
 
+/* ------------------------------------------------------------ the byte-pair table
+ *
+ * Concatenated ranks only: a dense table of 65,536 ids, the id of the two-byte token
+ * a b at a << 8 | b, or BPE_NO_TOKEN (the image is filled with 0xFF bytes first). */
+
+static const uint32_t BPE_NO_TOKEN = 0xFFFFFFFFu;
+
+static inline uint32_t bt_two_byte_token(const uint32_t *byte_pairs, const unsigned char *q) {
+    return byte_pairs[((uint32_t)q[0] << 8) | q[1]];
+}
+
 /* ------------------------------------------------------------ token filters
  *
  * One bit per hash of a byte string (FNV-1a, then a multiply for the bit index): a set
