@@ -32,6 +32,7 @@ class BpeModel:
         backtracking: bool = True,
         char_symbols: bool = True,
         pair_table: bool = True,
+        short_memo: bool = True,
     ) -> None: ...
     @property
     def image(self) -> object: ...

@@ -36,6 +36,8 @@ engine is shaped like this"):
   several threads write nothing shared) saves the merge loop for repeated multi-token
   pieces; single-token pieces never reach it, and a piece enters it on its second
   sighting (on new text a lookup plus an insert per piece cost more than they saved).
+  Pieces of 2 to 5 bytes, below its bound, are remembered per thread instead
+  (``short_pieces.h``: one load from a 64 KiB table).
   A small per-thread cache of id pair -> merge result (``pair_cache.h``) answers most
   of the merge loop's questions about pairs without touching the vocabulary table, and
   for ``.tiktoken`` vocabularies the first question of every loop, "do these two bytes
@@ -160,17 +162,18 @@ cdef class BpeModel:
     def __init__(self, tokens=None, merges=None, added=None, *, bytes tiktoken_data=None,
                  image=None, bint whole_piece_lookup=True, int family=-1,
                  size_t cache_capacity=65536, bint split_pieces=True, bint backtracking=True,
-                 bint char_symbols=True, bint pair_table=True):
+                 bint char_symbols=True, bint pair_table=True, bint short_memo=True):
         """Attach to ``image`` (any buffer: bytes, a read-only mmap), or build one from
         the vocabulary (``build_image``'s arguments).
 
         Args:
             whole_piece_lookup: emit a piece that is itself a token directly.
-            split_pieces, backtracking, char_symbols, pair_table: cut pieces where no
-                token can cross (piece_split.h), encode long pieces token by token
-                (backtrack.h), start merging from whole characters where exact
-                (bpe_chars.h), rank pairs by their ids (bpe_pairs.h); off only to
-                compare against (tests, benchmarks).
+            split_pieces, backtracking, char_symbols, pair_table, short_memo: cut
+                pieces where no token can cross (piece_split.h), encode long pieces
+                token by token (backtrack.h), start merging from whole characters where
+                exact (bpe_chars.h), rank pairs by their ids (bpe_pairs.h), remember
+                short pieces per thread (short_pieces.h); off only to compare against
+                (tests, benchmarks).
         Raises:
             ArtifactError: what ``build_image`` raises, or an image that is damaged.
         """
@@ -184,6 +187,7 @@ cdef class BpeModel:
         self.core.backtracking = backtracking
         self.core.char_symbols = char_symbols
         self.core.pair_table = pair_table
+        self.core.short_memo = short_memo
         self.core.family = family
         self.core.cache.set_capacity(cache_capacity)
         if data.shape[0] == 0 or self.core.attach(&data[0], data.shape[0]) != IMG_OK:

@@ -38,6 +38,7 @@
 #include "bpe_pairs.h"
 #include "bpe_tables.h"
 #include "pair_cache.h"
+#include "short_pieces.h"
 
 static const uint64_t BPE_NO_MERGE = 0xFFFFFFFFFFFFFFFFULL;
 static const size_t BPE_SMALL_PIECE = 48;
@@ -67,6 +68,7 @@ struct BpeVocab {
  * statistics, added to the shared counters once at the end. */
 struct PieceCtx {
     pair_cache::Entry *pairs;
+    short_pieces::Entry *shorts;  /* this thread's memo of short pieces (short_pieces.h) */
     uint64_t hits;
     uint64_t misses;
     uint64_t marks;  /* bits set in the piece cache's seen filter */
@@ -80,6 +82,7 @@ struct PieceCtx {
 
 static inline void bpe_ctx_init(PieceCtx *ctx) {
     ctx->pairs = pc_table();
+    ctx->shorts = short_pieces::table();
     ctx->hits = ctx->misses = ctx->marks = 0;
     ctx->piece = ctx->part = {nullptr, 0, 0, 0};
 }

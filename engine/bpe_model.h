@@ -8,7 +8,8 @@
  * 2. tiktoken's rule (and tokenizer.json's ``ignore_merges``): a piece that is itself a
  *    token is that token, one hash lookup, skipped when the piece is longer than every
  *    token starting with its first two bytes (most CJK clauses);
- * 3. the piece cache (piece_cache.h), for pieces of 6 to 256 bytes on their second
+ * 3. this thread's memo of short pieces (short_pieces.h), for pieces of 2 to 5 bytes;
+ *    the piece cache (piece_cache.h), for pieces of 6 to 256 bytes on their second
  *    sighting;
  * 4. a piece with a non-ASCII byte is cut where no token can cross (piece_split.h) and
  *    each part goes through 3 and 5 on its own: CJK clauses are new, their words recur;
@@ -48,6 +49,7 @@ public:
     bool backtracking = true;           /* off only to compare against (tests) */
     bool char_symbols = true;           /* off only to compare against (tests) */
     bool pair_table = true;             /* off only to compare against (tests) */
+    bool short_memo = true;             /* off only to compare against (tests) */
     int family = -1;                    /* compiled scanner, or -1: callers pass ends */
 
     PieceCache cache;
@@ -83,6 +85,7 @@ public:
         for (int b = 0; b < 256; b++) v_.byte_ids[b] = h->byte_ids[b];
         v_.concat_ranks = h->concat_ranks;
         v_.pair_owner = pc_new_owner(n_ids_);
+        short_owner_ = short_memo ? sp_owner(v_.pair_owner, n_ids_) : 0;
         bt_u64map runs, tails;
         bt_u64_place(&runs, (void *)at(IMG_RUNS), h->runs_cap, h->runs_size, 0);
         bt_u64_place(&tails, (void *)at(IMG_TAILS), h->tails_cap, h->tails_size, 0);
@@ -212,13 +215,20 @@ private:
         if (n <= BPE_REPEAT_MAX) ctx->piece = {p, n, before, out->size() - before};
     }
 
-    /* Merge p[0:n] through the piece cache: a whole piece (cut into parts where exact)
-     * or one of its parts. Both kinds share the cache, keyed by bytes alone, and that
-     * is exact: with whole_piece_lookup a piece whose bytes are a token never gets here,
-     * so an entry for such bytes can only come from a part, and for any other bytes a
-     * piece and a part merge the same. */
+    /* Merge p[0:n] through the short-piece memo or the piece cache: a whole piece (cut
+     * into parts where exact) or one of its parts. Both kinds share each of them, keyed
+     * by bytes alone, and that is exact: with whole_piece_lookup a piece whose bytes are
+     * a token never gets here, so an entry for such bytes can only come from a part, and
+     * for any other bytes a piece and a part merge the same. */
     void cached(PieceCtx *ctx, const unsigned char *p, size_t n, std::vector<int32_t> *out,
                 bool whole_piece, uint64_t h = 0) {
+        if (n <= short_pieces::MAX_BYTES && n >= short_pieces::MIN_BYTES && short_owner_) {
+            if (sp_get(ctx->shorts, short_owner_, p, n, out)) return;
+            size_t before = out->size();
+            merge_parts(ctx, p, n, out, whole_piece);
+            sp_put(ctx->shorts, short_owner_, p, n, out->data() + before, out->size() - before);
+            return;
+        }
         if (n < CACHE_MIN_BYTES || n > CACHE_MAX_PIECE || !cache.enabled()) {
             merge_parts(ctx, p, n, out, whole_piece);
             return;
@@ -286,6 +296,7 @@ private:
     }
 
     size_t n_ids_ = 0;
+    uint64_t short_owner_ = 0;  /* this model's key in the short-piece memo, 0: none */
     const uint8_t *known_ = nullptr;
     bt_bytesmap encoder_ = {nullptr, nullptr, 0, nullptr};
     bt_u64map merges_ = {nullptr, 0, 0};

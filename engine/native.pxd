@@ -35,6 +35,7 @@ cdef extern from "bpe_model.h" nogil:
         cbool backtracking
         cbool char_symbols
         cbool pair_table
+        cbool short_memo
         int family
         PieceCache cache
         int attach(const unsigned char *image, size_t size)

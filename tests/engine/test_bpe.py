@@ -399,6 +399,79 @@ def test_whole_piece_lookup_finds_tokens_merging_cannot_reach():
     assert BpeModel(vocab, whole_piece_lookup=False).encode_piece(b"abc") == [97, 98, 99]
 
 
+# ----------------------------------------------------------------- the short-piece memo
+
+def _short_pieces(seed: int, count: int) -> list[bytes]:
+    """Pieces of 1 to 6 bytes (the memo holds 2 to 5): characters of several scripts
+    alone or in pairs, random bytes, and pieces that differ only by trailing zero
+    bytes (the memo's key must hold the length, not only the bytes)."""
+    rng = random.Random(seed)
+    pools = [(0x0400, 0x04FF), (0x0900, 0x097F), (0x0B80, 0x0BFF), (0x0E00, 0x0E7F),
+             (0x0530, 0x058F), (0x4E00, 0x9FFF), (0x1F300, 0x1F6FF), (0x20, 0x7E)]
+    pieces = [b"ab", b"ab\x00", b"ab\x00\x00", b"\x00ab", b"\x00\x00", b"\x00\x00\x00"]
+    while len(pieces) < count:
+        kind = rng.random()
+        if kind < 0.6:
+            lo, hi = rng.choice(pools)
+            piece = "".join(chr(rng.randint(lo, hi)) for _ in range(rng.randint(1, 2))).encode()
+        else:
+            piece = bytes(rng.randrange(256) for _ in range(rng.randint(1, 6)))
+        if len(piece) <= 6:
+            pieces.append(piece)
+    return pieces
+
+
+@pytest.mark.parametrize("whole_piece_lookup", [True, False])
+def test_short_piece_memo_never_mixes_models_or_threads(whole_piece_lookup):
+    """The per-thread memo of short pieces (short_pieces.h) gives the ids a model
+    without it gives: two vocabularies interleaved on one thread (the same bytes mean
+    different ids in each), more distinct pieces than the memo has entries (they
+    evict each other), each piece several times, and threads sharing one model."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    data = {name: open(_rank_file(tokserve.load(name)), "rb").read()
+            for name in ("cl100k_base", "o200k_base")}
+    memo = {n: BpeModel(tiktoken_data=d, cache_capacity=0, whole_piece_lookup=whole_piece_lookup)
+            for n, d in data.items()}
+    plain = {n: BpeModel(tiktoken_data=d, cache_capacity=0, whole_piece_lookup=whole_piece_lookup,
+                         short_memo=False)
+             for n, d in data.items()}
+    pieces = _short_pieces(5, 12000)
+    expected = {n: [m.encode_piece(p) for p in pieces] for n, m in plain.items()}
+    assert expected["cl100k_base"] != expected["o200k_base"]
+    ab, zero = plain["cl100k_base"].encode_piece(b"ab"), plain["cl100k_base"].encode_piece(b"\0")
+    assert expected["cl100k_base"][:3] == [ab, ab + zero, ab + 2 * zero]  # three keys
+    for _ in range(3):  # later rounds: served from the memo, after evictions
+        for k, piece in enumerate(pieces):
+            for name in ("o200k_base", "cl100k_base"):
+                assert memo[name].encode_piece(piece) == expected[name][k], (name, piece)
+
+    def run(offset: int) -> bool:
+        order = pieces[offset:] + pieces[:offset]
+        want = expected["cl100k_base"][offset:] + expected["cl100k_base"][:offset]
+        return all(memo["cl100k_base"].encode_piece(p) == w for p, w in zip(order, want))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(run, [0, 3000, 6000, 9000]))
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_short_piece_memo_changes_no_id_in_text(name):
+    """Whole texts with many short pieces (Indic and Thai words the patterns cut at
+    every vowel sign, punctuation runs, emoji) through the compiled scanner, three
+    times so that later passes come from the memo: the ids of the model without it."""
+    tok = tokserve.load(name)
+    data = open(_rank_file(tok), "rb").read()
+    family = tok._model.family
+    assert family >= 0
+    memo = BpeModel(tiktoken_data=data, family=family)
+    plain = BpeModel(tiktoken_data=data, family=family, short_memo=False)
+    texts = ["नमस्ते दुनिया, यह एक परीक्षण है। ", "வணக்கம் உலகம்! இது ஒரு சோதனை. ",
+             "สวัสดีชาวโลก นี่คือการทดสอบ ", '"),\n\n("', "🫠🫡 ok 🧪!? ", "ä, ö; ü. ß!"]
+    for text in texts * 3:
+        assert memo.encode(text.encode()) == plain.encode(text.encode()), text
+
+
 # ----------------------------------------------------------------- long pieces
 
 def _long_pieces(seed: int) -> list[bytes]:
