@@ -47,9 +47,12 @@ static const size_t BPE_CHAR_LEFT1 = 64;             /* by lead byte 0xC0..0xFF 
 static const size_t BPE_CHAR_LEFT2 = 1024;           /* by 3-byte lead (low 4 bits), continuation */
 static const size_t BPE_CHAR_RIGHT1 = 64;            /* by continuation byte */
 static const size_t BPE_CHAR_RIGHT2 = 4096;          /* by two continuation bytes */
-static const size_t BPE_CHAR_WORDS =
-    BPE_CHAR_IDS / 2 +
-    BPE_CHAR_MASK_WORDS * (BPE_CHAR_LEFT1 + BPE_CHAR_LEFT2 + BPE_CHAR_RIGHT1 + BPE_CHAR_RIGHT2);
+/* Where each part starts, in words from the table's start. */
+static const size_t BPE_CHAR_AT_LEFT1 = BPE_CHAR_IDS / 2;
+static const size_t BPE_CHAR_AT_LEFT2 = BPE_CHAR_AT_LEFT1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT1;
+static const size_t BPE_CHAR_AT_RIGHT1 = BPE_CHAR_AT_LEFT2 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT2;
+static const size_t BPE_CHAR_AT_RIGHT2 = BPE_CHAR_AT_RIGHT1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_RIGHT1;
+static const size_t BPE_CHAR_WORDS = BPE_CHAR_AT_RIGHT2 + BPE_CHAR_MASK_WORDS * BPE_CHAR_RIGHT2;
 static const uint32_t BPE_CHAR_NONE = 0xFFFFFFFFu;
 
 /* The table as the merge loop reads it; ``ids`` NULL: none (a merges list). */
@@ -59,13 +62,8 @@ struct BpeChars {
 };
 
 static inline BpeChars bpe_chars_view(const uint64_t *table) {
-    BpeChars c;
-    c.ids = (const uint32_t *)table;
-    c.left1 = table + BPE_CHAR_IDS / 2;
-    c.left2 = c.left1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT1;
-    c.right1 = c.left2 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT2;
-    c.right2 = c.right1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_RIGHT1;
-    return c;
+    return {(const uint32_t *)table, table + BPE_CHAR_AT_LEFT1, table + BPE_CHAR_AT_LEFT2,
+            table + BPE_CHAR_AT_RIGHT1, table + BPE_CHAR_AT_RIGHT2};
 }
 
 static inline bool bpe_char_cont(unsigned b) { return (b & 0xC0) == 0x80; }
@@ -129,10 +127,8 @@ static inline void bpe_chars_fill(uint64_t *table, const unsigned char *text,
                                   const uint32_t *start, const uint32_t *len,
                                   const uint8_t *mergeable, size_t n_ids, const uint32_t *pairs) {
     uint32_t *ids = (uint32_t *)table;
-    uint64_t *left1 = table + BPE_CHAR_IDS / 2;
-    uint64_t *left2 = left1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT1;
-    uint64_t *right1 = left2 + BPE_CHAR_MASK_WORDS * BPE_CHAR_LEFT2;
-    uint64_t *right2 = right1 + BPE_CHAR_MASK_WORDS * BPE_CHAR_RIGHT1;
+    uint64_t *left1 = table + BPE_CHAR_AT_LEFT1, *left2 = table + BPE_CHAR_AT_LEFT2;
+    uint64_t *right1 = table + BPE_CHAR_AT_RIGHT1, *right2 = table + BPE_CHAR_AT_RIGHT2;
     auto set = [](uint64_t *masks, size_t at, unsigned byte) {
         masks[at * BPE_CHAR_MASK_WORDS + (byte >> 6)] |= 1ULL << (byte & 63);
     };

@@ -283,8 +283,8 @@ static inline const BpeImageHead *bpe_image_head(const unsigned char *image, siz
                 empty_slot = true;
                 continue;
             }
-            uint64_t a = e >> (2 * BPE_PAIR_ID_BITS), b = (e >> BPE_PAIR_ID_BITS) & BPE_PAIR_ID_MASK;
-            uint64_t t = e & BPE_PAIR_ID_MASK;
+            uint64_t a, b, t;
+            bpe_pairs_split(e, &a, &b, &t);
             if (a >= n || b >= n || t >= n || !known[t]) return nullptr;
         }
         if (!empty_slot) return nullptr;

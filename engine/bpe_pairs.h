@@ -36,6 +36,13 @@ static inline uint64_t bpe_pairs_key(uint32_t a, uint32_t b) {
     return (uint64_t)a << BPE_PAIR_ID_BITS | b;
 }
 
+/* The three ids of a full slot. */
+static inline void bpe_pairs_split(uint64_t e, uint64_t *a, uint64_t *b, uint64_t *t) {
+    *a = e >> (2 * BPE_PAIR_ID_BITS);
+    *b = (e >> BPE_PAIR_ID_BITS) & BPE_PAIR_ID_MASK;
+    *t = e & BPE_PAIR_ID_MASK;
+}
+
 /* The token a and b join into, or -1. */
 static inline int32_t bpe_pairs_get(const BpePairs &t, int32_t a, int32_t b) {
     uint64_t key = bpe_pairs_key((uint32_t)a, (uint32_t)b);
@@ -62,8 +69,7 @@ struct BpePairsFind {
             uint32_t t = bt_two_byte_token(byte_pairs, x);
             return t == BPE_NO_TOKEN ? -1 : (int32_t)t;
         }
-        uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
-        if (!(token_filter[bit >> 6] >> (bit & 63) & 1)) return -1;
+        if (!bt_filter_has_hash(token_filter, h)) return -1;
         return bt_bytes_get(enc, x, m);
     }
 };

@@ -283,11 +283,17 @@ static inline uint64_t bt_filter_bit(uint64_t h, unsigned bits) {
     return (h * 0x9E3779B97F4A7C15ULL) >> (64 - bits);
 }
 
+/* The token filter's bit for a key whose running hash (bt_filter_step from
+ * BT_FILTER_SEED over all its bytes) is h. */
+static inline int bt_filter_has_hash(const uint64_t *filter, uint64_t h) {
+    uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
+    return (int)(filter[bit >> 6] >> (bit & 63) & 1);
+}
+
 static inline int bt_filter_has(const uint64_t *filter, const unsigned char *p, size_t n) {
     uint64_t h = BT_FILTER_SEED;
     for (size_t k = 0; k < n; k++) h = bt_filter_step(h, p[k]);
-    uint64_t bit = bt_filter_bit(h, BT_TOKEN_BITS);
-    return (int)(filter[bit >> 6] >> (bit & 63) & 1);
+    return bt_filter_has_hash(filter, h);
 }
 
 /* ------------------------------------------------------------ tiktoken rank files */
