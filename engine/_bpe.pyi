@@ -6,13 +6,20 @@ from ._literals import LiteralHeads
 
 IMAGE_LAYOUT: int
 
+class Image:
+    """A built image's read-only memory, in 2 MiB pages where the system gives them;
+    a buffer (``memoryview(image)``, ``bytes(image)``)."""
+
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int, /) -> memoryview: ...
+
 def build_image(
     tokens: Iterable[tuple[bytes, int]] | None = None,
     merges: Sequence[tuple[bytes, bytes]] | None = None,
     added: Iterable[tuple[bytes, int]] | None = None,
     *,
     tiktoken_data: bytes | None = None,
-) -> bytes: ...
+) -> Image: ...
 
 class BpeModel:
     """Ranks, merges and the id -> bytes table of one vocabulary."""

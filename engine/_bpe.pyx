@@ -48,7 +48,8 @@ a piece's ids equal the piece; offsets are derived from token byte lengths, so t
 are exact by construction.
 """
 
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.buffer cimport PyBuffer_FillInfo
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.long cimport PyLong_FromLong
@@ -61,7 +62,8 @@ from libcpp.vector cimport vector
 
 from ._literals cimport LiteralHeads
 from .native cimport (BPE_IMAGE_LAYOUT, IMG_BAD_ID, IMG_BAD_MERGE, IMG_DAMAGED, IMG_NO_BYTE,
-                      IMG_OK, BpeCore, BpeImageBuilder, bt_b64_decode, pf_run)
+                      IMG_OK, BpeCore, BpeImageBuilder, bt_b64_decode, lp_block, lp_copy,
+                      lp_free, pf_run)
 
 from .errors import ArtifactError
 from .text_input import MAX_TEXT_CHARS as _MAX_CHARS

@@ -6,10 +6,41 @@
 IMAGE_LAYOUT = BPE_IMAGE_LAYOUT
 
 
+cdef class Image:
+    """A built image's memory: read-only, in 2 MiB pages where the system gives them
+    (large_pages.h says why). A buffer, taken like ``bytes`` by ``memoryview``,
+    ``bytes()``, ``len()``, file writes and ``hashlib``; never written to."""
+
+    cdef lp_block block
+    cdef size_t size
+
+    def __len__(self):
+        return self.size
+
+    def __getbuffer__(self, Py_buffer *buffer, int flags):
+        PyBuffer_FillInfo(buffer, self, self.block.data, self.size, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer *buffer):
+        pass
+
+    def __dealloc__(self):
+        lp_free(self.block)
+
+
+cdef Image _image_of(const unsigned char *data, size_t n):
+    cdef Image image = Image.__new__(Image)
+    with nogil:
+        image.block = lp_copy(data, n)
+    if image.block.data == NULL:
+        raise MemoryError(f"no memory for an image of {n} bytes")
+    image.size = n
+    return image
+
+
 def build_image(tokens=None, merges=None, added=None, *, bytes tiktoken_data=None):
-    """The tables of one vocabulary as one image (bpe_image.h): ``bytes`` that a
-    ``BpeModel`` reads in place, and that can be written to a file and mapped by other
-    processes (tables.py).
+    """The tables of one vocabulary as one image (bpe_image.h): an ``Image`` (a
+    read-only buffer) that a ``BpeModel`` reads in place, and that can be written to a
+    file and mapped by other processes (tables.py).
 
     Args:
         tokens: iterable of ``(token_bytes, id)`` for the BPE vocabulary, or None with
@@ -51,7 +82,7 @@ def build_image(tokens=None, merges=None, added=None, *, bytes tiktoken_data=Non
                             f"from the vocabulary")
     if rc == IMG_BAD_ID:
         raise ArtifactError(f"token id {builder.detail} out of range")
-    return PyBytes_FromStringAndSize(<const char *>image.data(), image.size() * 8)
+    return _image_of(<const unsigned char *>image.data(), image.size() * 8)
 
 
 cdef _parse_tiktoken(bytes data, BpeImageBuilder *builder, vector[unsigned char] *store):

@@ -28,6 +28,14 @@ cdef extern from "bpe_image.h" nogil:
         int build(cbool concat_ranks, vector[uint64_t] *out)
 
 
+cdef extern from "large_pages.h" nogil:
+    ctypedef struct lp_block:
+        unsigned char *data
+        size_t mapped
+    lp_block lp_copy(const unsigned char *data, size_t n)
+    void lp_free(lp_block b)
+
+
 cdef extern from "bpe_model.h" nogil:
     cdef cppclass BpeCore:
         cbool whole_piece_lookup

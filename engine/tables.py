@@ -34,7 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ._bpe import IMAGE_LAYOUT, build_image
+from ._bpe import IMAGE_LAYOUT, Image, build_image
 from .artifact import AddedToken, Artifact
 from .errors import ArtifactError
 
@@ -48,7 +48,7 @@ _SPEC_FIELDS = ("name", "format", "reference", "whole_piece_lookup", "normalizer
                 "add_bos_token", "add_eos_token", "hash")
 
 
-def image_of(artifact: Artifact) -> bytes | memoryview:
+def image_of(artifact: Artifact) -> Image | memoryview:
     """``artifact``'s compiled tables: mapped already, or built from its vocabulary."""
     if artifact.tables is not None:
         return artifact.tables
@@ -102,7 +102,7 @@ def read(path: Path, key: str) -> tuple[dict[str, Any], memoryview] | None:
     return meta["artifact"], view[start:]
 
 
-def write(path: Path, key: str, artifact: Artifact, image: bytes) -> None:
+def write(path: Path, key: str, artifact: Artifact, image: Image | bytes) -> None:
     """Write ``image`` (and ``artifact``'s settings) to ``path`` atomically: another
     process loading the same version at the same time finds the whole file or none."""
     spec = {name: getattr(artifact, name) for name in _SPEC_FIELDS}
@@ -110,12 +110,13 @@ def write(path: Path, key: str, artifact: Artifact, image: bytes) -> None:
     meta = json.dumps({"format": FORMAT, "manifest_sha256": key, "artifact": spec},
                       ensure_ascii=False, sort_keys=True).encode("utf-8")
     pad = b"\0" * (_image_start(len(meta)) - _HEAD.size - len(meta))
-    digest = hashlib.sha256(meta + pad + image).digest()
+    digest = hashlib.sha256(meta + pad)
+    digest.update(image)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tables-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_HEAD.pack(_MAGIC, len(meta), len(image), digest))
+            f.write(_HEAD.pack(_MAGIC, len(meta), len(image), digest.digest()))
             f.write(meta + pad)
             f.write(image)
         try:
