@@ -1,10 +1,10 @@
 /* large_pages.h: memory for a built image, in 2 MiB pages where the system gives them.
  *
- * Why: the hot lookups of the BPE model (the byte table's tags and slots, the pair
- * table, the token filter) land at random in tables of 4 MiB and more. In 4 KiB pages
- * nearly every one of them also misses the TLB, and in a virtual machine a TLB miss is
- * a walk through two levels of page tables. In 2 MiB pages the whole image needs a few
- * TLB entries. An image built in this process (the library's ``load``, the first load
+ * Why: the BPE model's hot lookups land at random in its largest tables (the byte
+ * table's slots and the pair table: 4 MiB each for cl100k_base). In 4 KiB pages nearly
+ * every one of them also misses the TLB, and in a virtual machine a TLB miss is a walk
+ * through two levels of page tables. In 2 MiB pages the whole image needs a few TLB
+ * entries (benchmarks/README.md has what it changed). An image built in this process (the library's ``load``, the first load
  * of a service's artifact version) is private memory either way; a tables file that
  * processes map (tables.py) is in the page cache, which the kernel maps in 2 MiB pages
  * by itself when its folios are that large.
