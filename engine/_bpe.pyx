@@ -73,10 +73,9 @@ cdef extern from *:
     void _prefetch "__builtin_prefetch"(const void *p, int rw, int locality) nogil
 
 cdef enum:
-    # How many ids ahead ``_to_list`` requests the int it will take a reference on. A
-    # request must go out a memory round trip (150-200 ns on the benchmark box) before
-    # the id's turn, and an id takes a few ns: 32 ahead was 0.955x the warm time of 8
-    # (cl100k_base; o200k_base 0.956x, cold 0.977x), 64 no better (benchmarks/README.md).
+    # How many ids ahead ``_to_list`` requests the int it will take a reference on: a
+    # request must go out a whole memory round trip before the id's turn, and one id
+    # takes a few ns (8, 16, 32 and 64 compared in benchmarks/README.md).
     _AHEAD = 32
 
 cdef extern from "Python.h":
