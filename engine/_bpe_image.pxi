@@ -20,9 +20,6 @@ cdef class Image:
     def __getbuffer__(self, Py_buffer *buffer, int flags):
         PyBuffer_FillInfo(buffer, self, self.block.data, self.size, 1, flags)
 
-    def __releasebuffer__(self, Py_buffer *buffer):
-        pass
-
     def __dealloc__(self):
         lp_free(self.block)
 

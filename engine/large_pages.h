@@ -4,10 +4,10 @@
  * table's slots and the pair table: 4 MiB each for cl100k_base). In 4 KiB pages nearly
  * every one of them also misses the TLB, and in a virtual machine a TLB miss is a walk
  * through two levels of page tables. In 2 MiB pages the whole image needs a few TLB
- * entries (benchmarks/README.md has what it changed). An image built in this process (the library's ``load``, the first load
- * of a service's artifact version) is private memory either way; a tables file that
- * processes map (tables.py) is in the page cache, which the kernel maps in 2 MiB pages
- * by itself when its folios are that large.
+ * entries (benchmarks/README.md has what it changed). An image built in this process
+ * (the library's ``load``, the first load of a service's artifact version) is private
+ * memory either way; a tables file that processes map (tables.py) is in the page
+ * cache, which the kernel maps in 2 MiB pages by itself when its folios are that large.
  *
  * How: an anonymous private mapping cut to start on a 2 MiB boundary and to end on a
  * 4 KiB one (a partial last 2 MiB stays in small pages: no page is paid for beyond

@@ -110,13 +110,13 @@ def write(path: Path, key: str, artifact: Artifact, image: Image | bytes) -> Non
     meta = json.dumps({"format": FORMAT, "manifest_sha256": key, "artifact": spec},
                       ensure_ascii=False, sort_keys=True).encode("utf-8")
     pad = b"\0" * (_image_start(len(meta)) - _HEAD.size - len(meta))
-    digest = hashlib.sha256(meta + pad)
-    digest.update(image)
+    sha = hashlib.sha256(meta + pad)
+    sha.update(image)  # a buffer: no bytes concatenation of the whole image
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".tables-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(_HEAD.pack(_MAGIC, len(meta), len(image), digest.digest()))
+            f.write(_HEAD.pack(_MAGIC, len(meta), len(image), sha.digest()))
             f.write(meta + pad)
             f.write(image)
         try:
