@@ -66,6 +66,51 @@ class Text(NamedTuple):
     align: list[tuple[int, int]] | None = None
 
 
+class PlainSpans:
+    """Caller ranges (char spans whose literals stay text) merged into disjoint, sorted
+    spans, so that an overlap test and a clip cost O(log n) however many ranges there are.
+
+    A chat rendered with ``reserved_literals: "escape"`` has a range per caller string and
+    a match per template literal, both growing with the messages: testing each match
+    against every range made the escape pass quadratic (issue 33). Merging touching or
+    overlapping ranges keeps their union, which is all an overlap test asks about.
+    """
+
+    __slots__ = ("starts", "ends")
+
+    def __init__(self, ranges: Ranges = None) -> None:
+        starts: list[int] = []
+        ends: list[int] = []
+        for a, b in sorted(ranges or ()):
+            if a >= b:
+                continue
+            if ends and a <= ends[-1]:
+                ends[-1] = max(ends[-1], b)
+            else:
+                starts.append(a)
+                ends.append(b)
+        self.starts = starts
+        self.ends = ends
+
+    @classmethod
+    def of(cls, ranges: Ranges | PlainSpans) -> PlainSpans:
+        return ranges if isinstance(ranges, PlainSpans) else cls(ranges)
+
+    def __bool__(self) -> bool:
+        return bool(self.starts)
+
+    def overlaps(self, s: int, e: int) -> bool:
+        """Whether ``[s, e)`` (non-empty) shares a character with a span."""
+        i = bisect_left(self.starts, e) - 1
+        return i >= 0 and self.ends[i] > s
+
+    def clip(self, lo: int, hi: int) -> list[tuple[int, int]]:
+        """The spans that meet ``[lo, hi)``, cut to it and made relative to ``lo``."""
+        i = bisect_right(self.ends, lo)
+        j = bisect_left(self.starts, hi)
+        return [(max(self.starts[k], lo) - lo, min(self.ends[k], hi) - lo) for k in range(i, j)]
+
+
 class AddedTokenScanner:
     """Finds the literals of one pass; immutable after construction, safe across threads."""
 
@@ -103,7 +148,7 @@ class AddedTokenScanner:
                 return True
         return False
 
-    def find(self, text: str, plain_ranges: Ranges = None,
+    def find(self, text: str, plain_ranges: Ranges | PlainSpans = None,
              utf8: bytes | None = None) -> list[Match]:
         """Non-overlapping matches, left to right, skipping any that touch a plain range
         (``utf8``: the text's UTF-8, if the caller has it, for ``maybe_present``)."""
@@ -111,13 +156,13 @@ class AddedTokenScanner:
             return []
         out: list[Match] = []
         pos = 0
-        ranges = sorted(plain_ranges or ())
+        spans = PlainSpans.of(plain_ranges)
         while True:
             m = self._regex.search(text, pos)
             if m is None:
                 return out
             s, e = m.span()
-            if any(a < e and s < b for a, b in ranges):
+            if spans and spans.overlaps(s, e):
                 pos = s + 1
                 continue
             token = self._by_literal[m.group()]
@@ -156,7 +201,8 @@ class AddedVocabulary:
             {"text": None} | {policy: self._first.heads for policy in _SCANNED}
             if self._plain else {})
 
-    def split(self, text: str, policy: Policy = "reject", plain_ranges: Ranges = None,
+    def split(self, text: str, policy: Policy = "reject",
+              plain_ranges: Ranges | PlainSpans = None,
               offsets: bool = False, utf8: bytes | None = None) -> list[Match | Text] | None:
         """``text`` cut at the literals ``policy`` honours: ``Match``es and ``Text``s in
         order. None when it is one ordinary text the normalizer leaves as it is (the
@@ -170,6 +216,8 @@ class AddedVocabulary:
         if self._plain and utf8 is not None and (
                 policy == "text" or policy in _SCANNED and not self._maybe_in_utf8(utf8)):
             return None
+        if plain_ranges is not None:
+            plain_ranges = PlainSpans.of(plain_ranges)
         if policy == "reject":
             first = self._first.find(text, plain_ranges, utf8)
             found = self.literals(text, plain_ranges, first) if self._second else first
@@ -205,9 +253,11 @@ class AddedVocabulary:
                 base += len(piece.encode("utf-8"))
         return parts
 
-    def literals(self, text: str, plain_ranges: Ranges = None,
+    def literals(self, text: str, plain_ranges: Ranges | PlainSpans = None,
                  first: list[Match] | None = None) -> list[Match]:
         """Every literal of both passes, in original character positions."""
+        if plain_ranges is not None:
+            plain_ranges = PlainSpans.of(plain_ranges)
         if first is None:
             first = self._first.find(text, plain_ranges)
         if self._second is None:
@@ -222,7 +272,7 @@ class AddedVocabulary:
                     out += [p for p in cut if isinstance(p, Match)]
         return out
 
-    def _second_pass(self, segment: str, start: int, plain_ranges: Ranges,
+    def _second_pass(self, segment: str, start: int, plain_ranges: PlainSpans | None,
                      scanner: AddedTokenScanner) -> list[Match | Text] | None:
         """Normalized literals in one gap of the first pass (``start``: its char index
         in the text). None when none occurs, the common case; otherwise the gap as
@@ -247,14 +297,12 @@ class AddedVocabulary:
 
         if found is None:  # plain ranges: exempt normalized chars whose origin touches one
             if normalized == segment:  # same characters: the ranges just shift
-                end = start + len(segment)
-                local = [(max(a, start) - start, min(b, end) - start)
-                         for a, b in plain_ranges if a < end and start < b]
+                local = plain_ranges.clip(start, start + len(segment))
             else:
                 local = []
                 for i in range(len(normalized)):
                     s, e = original(i, i + 1)
-                    if any(a < start + e and start + s < b for a, b in plain_ranges):
+                    if plain_ranges.overlaps(start + s, start + e):
                         local.append((i, i + 1))
             found = scanner.find(normalized, local)
             if not found:

@@ -102,3 +102,37 @@ def test_scanner_answers_the_same_with_or_without_utf8(o200k):
     for text in ("plain", "a <div> b", "x<|endoftext|>y é! <|endoftext", "<|endoftext|>"):
         assert scanner.find(text, utf8=text.encode()) == scanner.find(text)
         assert scanner.maybe_present(text, text.encode()) == ("<|" in text or "é!" in text)
+
+
+_MANY_RANGES = """
+import sys, tokserve
+name, literal = sys.argv[1], sys.argv[2]
+tok = tokserve.load(name)
+special = tok.special_tokens[literal]
+n = 50_000
+text = (literal + "x") * n
+step = len(literal) + 1
+content = [(i * step + len(literal), (i + 1) * step) for i in range(n)]  # every "x"
+ids = tok.encode(text, special_tokens="allow", plain_ranges=content)
+assert ids.count(special) == n, ids.count(special)
+literals = [(i * step, i * step + len(literal)) for i in range(n)]  # every literal
+ids = tok.encode(text, special_tokens="allow", plain_ranges=literals)
+assert special not in ids
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("name, literal", [("o200k_base", "<|endoftext|>"),
+                                           ("deepseek-v4", "<｜end▁of▁sentence｜>")])
+def test_added_tokens_plain_ranges_cost_is_not_quadratic(name, literal):
+    """5·10^4 caller ranges and 5·10^4 literals (a long chat under ``reserved_literals:
+    "escape"``): each match is tested against the ranges in O(log n), so this takes a
+    few seconds; testing every range for every match (2.5·10^9 steps) took hours. A
+    subprocess so that a regression fails on the timeout instead of hanging the suite.
+    deepseek-v4's added tokens are normalized, so its second pass clips the ranges too."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _MANY_RANGES, name, literal],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
