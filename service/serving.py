@@ -59,13 +59,48 @@ class ServiceState:
         if self._parse_lane is None:  # made on first use: it belongs to the running loop
             self._parse_lane = anyio.Lock()
         async with self._parse_lane:
-            return await to_thread.run_sync(lambda: parse_json(raw, model, unknown=unknown))
+            return await in_thread(lambda: parse_json(raw, model, unknown=unknown))
 
     async def run(self, work: Callable[[], T], size: int) -> T:
         """Run ``work`` inline when small, in a worker thread when ``size`` chars is large."""
         if size >= self.settings.thread_offload_chars:
-            return await to_thread.run_sync(work)
+            return await in_thread(work)
         return work()
+
+
+async def in_thread(work: Callable[[], T]) -> T:
+    """``work()`` in a worker thread, its result or exception handed over in a box that
+    only this request holds.
+
+    anyio's worker thread keeps the last job's result or exception in a local until its
+    next job, and an exception's traceback holds the frames that raised it, with the
+    request's body in their locals: a refused 4 MiB body of bad ids stayed alive that way,
+    ~100 MiB per worker thread, until the thread's next job (issue 33). Through the box,
+    the thread's job returns None and both go with the request."""
+    box: list[Any] = []
+
+    def job() -> None:
+        try:
+            box.append(work())
+        except BaseException as exc:  # raised again below, on the loop
+            box.append(_Raised(exc))
+
+    await to_thread.run_sync(job)
+    outcome = box.pop()
+    if type(outcome) is not _Raised:
+        return outcome
+    exc, outcome = outcome.exc, None
+    try:
+        raise exc
+    finally:  # this frame is in exc's traceback: no local may hold exc (a cycle,
+        exc = None  # freed only by a full collection, with the request's body in it)
+
+
+class _Raised:
+    __slots__ = ("exc",)
+
+    def __init__(self, exc: BaseException) -> None:
+        self.exc = exc
 
 
 # ==== limits ==========================================================================
