@@ -1,13 +1,14 @@
-"""GET / and /playground: the token viewer page, plus its two static assets.
+"""GET / and /playground: the token viewer page, plus its static assets.
 
-The page is the reference client of our own offsets (plain HTML/CSS/JS in
+The page is the reference client of our own offsets (plain HTML/CSS and ES modules in
 ``service/static/``, no build step, no CDN, works offline). It talks to the service
 only through the public JSON API (/tokenizers, /encode, /count, /render_chat), so it
 needs nothing from the app but its three rows of the operation table.
 
-Only the files listed in ``ASSETS`` are served: the asset path is never joined from
-user input, so there is no path traversal to guard against. The files are read per
-request (they are a few kB) so an edited page shows up on reload without a restart.
+Only the files listed in ``ASSETS`` (the folder's ``.js`` and ``.css`` files, listed once
+at import) are served: the asset path is never joined from user input, so there is no
+path traversal to guard against. The files are read per request (they are a few kB) so
+an edited page shows up on reload without a restart (a new module needs one).
 """
 
 from __future__ import annotations
@@ -22,11 +23,14 @@ from ..errors import NotFound
 #: Where the page lives: ``service/static/`` next to this package.
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
-#: Served asset name -> media type. Anything else under /playground/ is a 404.
-ASSETS = {
-    "playground.js": "text/javascript; charset=utf-8",
-    "playground.css": "text/css; charset=utf-8",
-}
+#: Media type by suffix of the files the page is made of (a browser runs a module script
+#: only when it is served as JavaScript).
+_MEDIA_TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
+
+#: Served asset name -> media type: the page's ES modules and its stylesheet, listed once
+#: at import. Anything else under /playground/ is a 404 (index.html is the page itself).
+ASSETS = {path.name: _MEDIA_TYPES[path.suffix]
+          for path in sorted(STATIC_DIR.iterdir()) if path.suffix in _MEDIA_TYPES}
 
 # The page changes with the code, not per request: let the browser revalidate each time.
 _HEADERS = {"Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff"}

@@ -357,6 +357,31 @@ def test_page_is_served_offline(server_url: str, path: str) -> None:
     assert missing.status_code == 404
 
 
+def test_every_module_the_page_loads_is_served_by_the_service(playground: Playground) -> None:
+    """The page is ES modules importing one another: every file the browser fetches for it
+    comes from the service (nothing external), each module as JavaScript (a browser runs a
+    module script only then) with the page's no-cache and nosniff headers, and none of them
+    names an external address."""
+    import httpx
+
+    pg = playground
+    loaded: list[tuple[str, str, dict[str, str]]] = []
+    pg.page.on("response", lambda r: loaded.append((r.url, r.request.resource_type, r.headers)))
+    pg.open("text")
+    assert pg.settle("#viewer") == "ready"
+    assert all(url.startswith(pg.url + "/") for url, _, _ in loaded), loaded
+    scripts = sorted(url for url, kind, _ in loaded if kind == "script")
+    assert f"{pg.url}/playground/playground.js" in scripts and len(scripts) > 1, scripts
+    for url, kind, headers in loaded:
+        if kind == "script":
+            assert headers["content-type"] == "text/javascript; charset=utf-8", url
+            assert headers["cache-control"] == "no-cache", url
+            assert headers["x-content-type-options"] == "nosniff", url
+    for url in scripts:
+        body = httpx.get(url, timeout=10).text
+        assert "https://" not in body and "http://" not in body, url
+
+
 # ------------------------------------------------------------------------------ token <-> id
 
 ACCENT = "rgb(47, 111, 222)"  # --accent (light scheme): what a lit token/id is drawn with
