@@ -257,13 +257,17 @@ def _role(message: Any) -> str | None:
 
 
 def _check_chat_texts(settings: Settings, req: ChatRequest) -> None:
+    check_chat_strings(settings, req.messages or (), req.tools, req.template_kwargs)
+
+
+def check_chat_strings(settings: Settings, messages: Any, tools: Any,
+                       template_kwargs: Any) -> None:
     """The per-text limit applies to chat input too: each caller string (content,
     tool arguments, tools, template_kwargs), as /encode applies it to each text."""
     from .chat.literals import caller_strings
 
     limit = settings.max_text_chars
-    for index, fld, s in caller_strings(list(req.messages or ()), req.tools,
-                                        req.template_kwargs):
+    for index, fld, s in caller_strings(list(messages), tools, template_kwargs):
         if len(s) > limit:
             where = f"messages[{index}].{fld}" if index is not None else fld
             raise PayloadTooLarge(

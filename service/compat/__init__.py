@@ -32,6 +32,7 @@ from ..errors import ServiceError, dumps, shorten, status_for
 from ..handlers import Reply
 from ..registry import Entry
 from ..serving import ServiceState
+from .limits import check_limits
 
 
 class CompatRequest(BaseModel):
@@ -117,6 +118,7 @@ def handler(dialect: Dialect, model: type[CompatRequest],
     async def serve(state: ServiceState, raw: bytes) -> Reply:
         try:
             req = await state.parse(raw, model, unknown="ignore")
+            check_limits(state.settings, req)
             return await state.run(lambda: work(state, req), 1 << 62)
         except Exception as exc:
             reply = dialect.reply(exc)

@@ -34,7 +34,9 @@ _TYPES = {400: "invalid_request_error", 401: "authentication_error",
 def _classify(status: int, code: str) -> tuple[int, str]:
     if code in ("unknown_model", "tokenizer_not_found"):  # router mode: 400
         return 400, "invalid_request_error"
-    if status in (413, 415, 422):
+    if status == 413:  # over a size limit: the contract's status (issue 33)
+        return 413, "invalid_request_error"
+    if status in (415, 422):
         return 400, "invalid_request_error"
     return status, _TYPES.get(status, "invalid_request_error")
 

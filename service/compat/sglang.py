@@ -28,7 +28,9 @@ from ..serving import ServiceState
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:
-    if status in (413, 415, 422):
+    if status == 413:  # over a size limit: the contract's status (issue 33)
+        return 413, "Payload Too Large"
+    if status in (415, 422):
         return 400, "Bad Request"
     if code in ("unknown_token_id", "invalid_utf8"):
         return 400, "DecodeError"

@@ -30,7 +30,9 @@ from ..serving import ServiceState
 def _classify(status: int, code: str) -> tuple[int, str]:
     if code in ("template_error", "template_not_found", "reserved_literal_in_content"):
         return 422, "template_error"
-    if status in (400, 404, 413, 415, 422):
+    if status == 413:  # over a size limit: the contract's status (issue 33)
+        return 413, "validation"
+    if status in (400, 404, 415, 422):
         return 422, "validation"
     if status in (401, 403):  # the front door's bearer check
         return status, "authentication"

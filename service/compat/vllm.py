@@ -35,7 +35,9 @@ _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundErro
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:
-    if status in (413, 415, 422):  # vLLM answers a body it cannot read with 400
+    if status == 413:  # over a size limit: the contract's status (issue 33)
+        return 413, _TYPES[413]
+    if status in (415, 422):  # vLLM answers a body it cannot read with 400
         return 400, "Bad Request"
     if code == "unknown_model":
         return 404, "NotFoundError"
