@@ -72,6 +72,12 @@ def _parser() -> argparse.ArgumentParser:
                             "stopping (default 5)")
     serve.add_argument("--graceful-timeout", type=float, default=None, metavar="S",
                        help="then give in-flight requests S seconds to finish (default 20)")
+    serve.add_argument("--header-timeout", type=float, default=None, metavar="S",
+                       help="a request's line and headers must arrive within S seconds, "
+                            "else 408 and the connection is closed (default 10; 0: none)")
+    serve.add_argument("--body-timeout", type=float, default=None, metavar="S",
+                       help="its body within S seconds after the headers (default 30; "
+                            "0: none)")
     serve.add_argument("--otel", action="store_true", default=None,
                        help="OpenTelemetry spans per request (pip install 'tokserve[otel]')")
     serve.add_argument("--cors-origins", default=None, metavar="ORIGINS",
@@ -122,7 +128,7 @@ def _export_env(args: argparse.Namespace) -> None:
         os.environ["TOKSERVE_ACCESS_LOG"] = "0"
     if getattr(args, "otel", None):
         os.environ["TOKSERVE_OTEL"] = "1"
-    for name in ("drain_seconds", "graceful_timeout"):
+    for name in ("drain_seconds", "graceful_timeout", "header_timeout", "body_timeout"):
         if getattr(args, name, None) is not None:
             os.environ["TOKSERVE_" + name.upper()] = str(getattr(args, name))
     for name in _LIMIT_FLAGS:

@@ -149,21 +149,23 @@ def run_worker(options: ServeOptions, sockets: list[socket.socket] | None = None
     """Serve until stopped; returns the exit status (``STARTUP_FAILURE`` when nothing
     could be served). Settings come from the ``TOKSERVE_*`` environment."""
     from .app import create_app
-    from .one_write import OneWriteProtocol
+    from .deadlines import protocol_with_deadlines
     from .reload import defer_sighup
     from .settings import get_settings
 
     defer_sighup()
     logging.config.dictConfig(copy.deepcopy(options.log_config))
-    app = create_app(get_settings(), load_in_background=options.load_in_background)
+    settings = get_settings()
+    app = create_app(settings, load_in_background=options.load_in_background)
     # proxy_headers off: uvicorn's X-Forwarded-For/-Proto rewrite of the scope's client
     # and scheme costs every request a pass over its headers, and nothing here reads
     # either (logs and metrics carry no client address; no URL is built from the scheme).
-    # OneWriteProtocol: the hot routes' head and body leave in one write (``one_write``).
+    # The protocol: the hot routes' head and body leave in one write (``one_write``), and
+    # a request's head and body must arrive within their deadlines (``deadlines``).
     config = uvicorn.Config(
         app, host=options.host, port=options.port, log_config=None, access_log=False,
         server_header=False, lifespan="on", proxy_headers=False,
-        http=OneWriteProtocol,
+        http=protocol_with_deadlines(settings.header_timeout, settings.body_timeout),
         timeout_graceful_shutdown=max(1, round(options.graceful_timeout)),
     )
     server = DrainingServer(config, app.lifecycle, drain_seconds=options.drain_seconds,

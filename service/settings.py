@@ -115,6 +115,17 @@ class Settings(BaseSettings):
         default=20.0, gt=0,
         description="After the drain, how long in-flight requests get to finish.",
     )
+    header_timeout: float = Field(
+        default=10.0, ge=0,
+        description="Seconds a request's line and headers may take to arrive, from its "
+        "first byte (or the connection's start); later: 408 and the connection closed. "
+        "0: no limit.",
+    )
+    body_timeout: float = Field(
+        default=30.0, ge=0,
+        description="Seconds a request's body may take to arrive after its headers; "
+        "later: 408 and the connection closed. 0: no limit.",
+    )
     otel: bool = Field(
         default=False,
         description="OpenTelemetry spans per request and stage (needs the [otel] extra).",

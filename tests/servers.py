@@ -22,7 +22,7 @@ import httpx
 import uvicorn
 
 from tokserve.service.app import create_app
-from tokserve.service.one_write import OneWriteProtocol
+from tokserve.service.deadlines import protocol_with_deadlines
 from tokserve.service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -41,10 +41,11 @@ class LiveServer:
         self.settings = settings
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        # the protocol ``tokserve serve`` runs (one_write), so every test exercises it
+        # the protocol ``tokserve serve`` runs (one_write, deadlines): every test uses it
+        protocol = protocol_with_deadlines(settings.header_timeout, settings.body_timeout)
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=self.port,
                                 log_level="warning", access_log=False, lifespan="on",
-                                http=OneWriteProtocol)
+                                http=protocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.client = httpx.Client(base_url=self.url, timeout=60)

@@ -38,11 +38,12 @@ def test_uvicorn_internals_installed_version_is_inside_the_tested_bound():
 
 
 def test_uvicorn_internals_hooks_exist():
-    for hook in ("connection_made", "on_message_begin", "on_headers_complete",
-                 "on_response_complete"):
+    for hook in ("connection_made", "on_message_begin", "on_headers_complete", "on_body",
+                 "on_message_complete", "on_response_complete", "connection_lost",
+                 "handle_websocket_upgrade"):
         assert callable(getattr(HttpToolsProtocol, hook, None)), (
             f"uvicorn {uvicorn.__version__}: HttpToolsProtocol.{hook} is gone; "
-            "service/one_write.py needs updating")
+            "service/one_write.py and service/deadlines.py need updating")
 
 
 async def _one_request() -> tuple[OneWriteProtocol, dict, bytes]:
