@@ -21,14 +21,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._bpe import BpeModel
-from .added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
+from .added_vocabulary.added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
 from .artifact import Artifact
-from .decoder import Decoder, Errors
-from .normalizer import Normalizer
+from .decoders.decoder import Decoder, Errors
+from .models.bpe._bpe import BpeModel
+from .normalizers.normalizer import Normalizer
 from .offsets import ByteCursor, Units, realign, to_units
-from .post_processor import PostProcessor
-from .pre_tokenizer import PreTokenizer
+from .post_processors.post_processor import PostProcessor
+from .pre_tokenizers.pre_tokenizer import PreTokenizer
 from .tables import image_of
 from .text_input import prepare as _prepare
 
@@ -56,10 +56,9 @@ class Tokenizer:
         self._model = BpeModel(image=image_of(artifact), family=self._pre.family,
                                whole_piece_lookup=artifact.whole_piece_lookup,
                                cache_capacity=cache_capacity)
-        self._post = PostProcessor(
-            artifact.post_processor, self.special_tokens, artifact.bos_token,
-            artifact.eos_token, artifact.add_bos_token, artifact.add_eos_token,
-        )
+        self._post = PostProcessor(artifact.post_processor, self.special_tokens,
+                                   artifact.bos_token, artifact.eos_token,
+                                   artifact.add_bos_token, artifact.add_eos_token)
         self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special))
         self.bos_token = artifact.bos_token
         self.eos_token = artifact.eos_token

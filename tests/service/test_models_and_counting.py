@@ -203,7 +203,7 @@ TEXT = "Truncation keeps ids, offsets and tokens aligned: héllo wörld 😀 東
 def bos_eos(live_server, bundled, tmp_path_factory):
     """A server with a tokenizer whose post-processor adds a BOS, as Llama 3's does
     (cl100k's ranks; tiktoken-format artifacts add no EOS)."""
-    from tokserve.importers import import_tiktoken
+    from tokserve.authoring.importers import import_tiktoken
 
     root = tmp_path_factory.mktemp("artifacts")
     import_tiktoken(bundled("cl100k_base") / "cl100k_base.tiktoken", root, "wrapped", "1",
