@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from .about import __version__ as __version__
 from .about import build_info as build_info
+from .added_vocabulary.added_tokens import Policy as Policy
 from .artifact import Artifact as Artifact
 from .decode_stream import DecodeStream as DecodeStream
 from .encoding import Encoding as Encoding
@@ -56,7 +57,7 @@ __all__ = [
     "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
     "Encoding", "DisallowedSpecialToken",
     "load", "DecodeStream", "build_info", "bundled_root", "bundled_names", "latest_version",
-    "version_key", "Tokenizer", "Artifact", "PRESETS",
+    "version_key", "Tokenizer", "Artifact", "Policy", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
     "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
 ]

@@ -60,9 +60,3 @@ def resolve_model(model: str, aliases: dict[str, str] | None = None) -> str | No
         if model.startswith(prefix):
             return name
     return None
-
-
-def known_models(aliases: dict[str, str] | None = None) -> dict[str, str]:
-    """Every exact name (tiktoken's plus ``aliases``) -> tokenizer name; for listings."""
-    exact, _ = tiktoken_table()
-    return {**(aliases or {}), **exact}

@@ -27,7 +27,7 @@ from .decoders.decoder import Decoder, Errors
 from .models.bpe._bpe import BpeModel
 from .normalizers.normalizer import Normalizer
 from .offsets import ByteCursor, Units, realign, to_units
-from .post_processors.post_processor import PostProcessor
+from .post_processors.post_processor import PostProcessor, Side, T
 from .pre_tokenizers.pre_tokenizer import PreTokenizer
 from .tables import image_of
 from .text_input import prepare as _prepare
@@ -60,6 +60,9 @@ class Tokenizer:
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
         self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special))
+        #: the ids ``add_special_tokens=True`` puts before / after one text's tokens
+        self.special_prefix: tuple[int, ...] = tuple(self._post.prefix)
+        self.special_suffix: tuple[int, ...] = tuple(self._post.suffix)
         self.bos_token = artifact.bos_token
         self.eos_token = artifact.eos_token
         self.pad_token = artifact.pad_token
@@ -77,10 +80,6 @@ class Tokenizer:
     @property
     def pre_tokenizer_backend(self) -> str:
         return "compiled" if self._pre.family >= 0 else "regex"
-
-    @property
-    def cache_stats(self) -> tuple[int, int]:
-        return self._model.cache_hits, self._model.cache_misses
 
     def clear_cache(self) -> None:
         """Empty the piece cache (ids never depend on it; benchmarks time cold runs)."""
@@ -214,6 +213,13 @@ class Tokenizer:
         return [extra + (counts[plan] if type(plan) is _Job else
                          sum(counts[p] if type(p) is _Job else 1 for p in plan))
                 for plan in plans]
+
+    def truncate(self, seq: list[T], max_tokens: int, *, side: Side = "right",
+                 add_special_tokens: bool) -> list[T]:
+        """``seq`` (ids, offsets or token strings of ONE text, encoded with these
+        ``add_special_tokens``) cut to ``max_tokens``, keeping ``special_prefix`` and
+        ``special_suffix`` while there is room (``PostProcessor.truncate``)."""
+        return self._post.truncate(seq, max_tokens, side, add_special_tokens)
 
     def find_literals(self, text: str) -> list[tuple[str, int]]:
         """Every special/added literal in ``text`` as ``(literal, char index)``."""

@@ -28,13 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from ..artifact import Artifact
-from ..decoders.byte_level import bytes_to_unicode
+from ..decoders.byte_level import BYTE_TO_CHAR
 from ..errors import UnsupportedArtifact
 from ..models.bpe._bpe import BpeModel
 from ..patterns import PATTERNS
 from ..tables import image_of
 
-_BYTE_TO_CHAR = bytes_to_unicode()
 _EXACT_IN_TOKENIZERS = {p.text for p in PATTERNS if "tokenizers" in p.references}
 
 
@@ -95,4 +94,4 @@ def write_hf_tokenizer_json(artifact: Artifact, path: str | Path) -> Path:
 
 
 def _byte_level(token: bytes) -> str:
-    return "".join(_BYTE_TO_CHAR[b] for b in token)
+    return "".join(BYTE_TO_CHAR[b] for b in token)

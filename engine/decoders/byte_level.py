@@ -2,7 +2,8 @@
 
 Byte-level vocabularies (``tokenizer.json`` with a ByteLevel pre-tokenizer) store every
 token as the characters this map gives its bytes; formats.py reads them back to bytes,
-export.py writes them.
+authoring/export.py writes them, and the service's compat routes spell tokens in them
+(``convert_ids_to_tokens``). This is the one copy of the map.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ def bytes_to_unicode() -> dict[int, str]:
     return table
 
 
-_UNICODE_TO_BYTE = {ch: b for b, ch in bytes_to_unicode().items()}
+#: byte -> its character, indexed by the byte (``BYTE_TO_CHAR[0x20] == "Ġ"``)
+BYTE_TO_CHAR: tuple[str, ...] = tuple(bytes_to_unicode()[b] for b in range(256))
+_UNICODE_TO_BYTE = {ch: b for b, ch in enumerate(BYTE_TO_CHAR)}
 
 
 def byte_level_decode(token: str, path: str = "") -> bytes:

@@ -5,13 +5,21 @@ text, so their byte spans are empty: BOS at the start, EOS at the end.
 A ``tokenizer.json`` TemplateProcessing (single sequence) is followed as written;
 ByteLevel post-processing changes only offsets trimming, never ids. Without a
 template, the artifact's ``add_bos_token`` / ``add_eos_token`` flags decide.
+
+Truncation to a token budget lives here too, because what it must keep is what this
+stage added: ``truncate`` cuts the text's own tokens and keeps the prefix and suffix
+while there is room for them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from ..errors import ArtifactError, UnsupportedArtifact
+
+#: which end of the text's own tokens truncation removes: ``right`` keeps the start
+Side = Literal["right", "left"]
+T = TypeVar("T")
 
 
 class PostProcessor:
@@ -56,6 +64,25 @@ class PostProcessor:
     @property
     def added(self) -> int:
         return len(self.prefix) + len(self.suffix)
+
+    def truncate(self, seq: list[T], max_tokens: int, side: Side, added: bool) -> list[T]:
+        """``seq`` (per-token values of ONE text: ids, offsets or token strings; with the
+        prefix and suffix in it when ``added``) cut to ``max_tokens``.
+
+        The text's own tokens go, from the end (``right``) or the start (``left``); the
+        prefix and suffix stay while there is room for both, and when there is not, the
+        sequence as a whole is cut from that side. A sequence within budget is returned
+        as it is.
+        """
+        if len(seq) <= max_tokens:
+            return seq
+        before, after = (len(self.prefix), len(self.suffix)) if added else (0, 0)
+        if max_tokens < before + after:
+            return seq[:max_tokens] if side == "right" else seq[len(seq) - max_tokens:]
+        keep = max_tokens - before - after
+        body = seq[before:len(seq) - after]
+        body = body[:keep] if side == "right" else body[len(body) - keep:]
+        return seq[:before] + body + seq[len(seq) - after:]
 
 
 def _find_template(spec: dict[str, Any] | None) -> dict[str, Any] | None:
