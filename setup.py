@@ -1,4 +1,5 @@
-"""Build the Cython hot loops (every engine/*.pyx, installed as tokserve.<module>).
+"""Build the Cython hot loops: every .pyx under engine/, installed as tokserve.<dotted path>
+(engine/models/bpe/_bpe.pyx is tokserve.models.bpe._bpe).
 
 Everything else, including the engine/ -> tokserve folder mapping, is in pyproject.toml.
 """
@@ -15,25 +16,32 @@ COMPILER_DIRECTIVES = {
     "embedsignature": True,
 }
 
+ENGINE = Path("engine")
+# The C/C++ headers: the shared ones in engine/_native, each model's in its own folder.
+# Every folder holding a header is on the include path (headers include each other by
+# name), and every header or .pxi is a dependency of every extension (a change rebuilds).
+NATIVE = sorted(p for pattern in ("*.h", "*.pxi") for p in ENGINE.rglob(pattern))
+INCLUDE_DIRS = sorted({str(p.parent) for p in NATIVE if p.suffix == ".h"})
+
 extensions = [
     Extension(
-        f"tokserve.{pyx.stem}",
+        "tokserve." + ".".join(pyx.relative_to(ENGINE).with_suffix("").parts),
         [str(pyx)],
         language="c++",
-        include_dirs=["engine"],
-        depends=[str(f) for pattern in ("*.h", "*.pxi")
-                 for f in sorted(Path("engine").glob(pattern))],
+        include_dirs=INCLUDE_DIRS,
+        depends=[str(p) for p in NATIVE],
         extra_compile_args=["-O3", "-std=c++17"],
     )
-    for pyx in sorted(Path("engine").glob("*.pyx"))
+    for pyx in sorted(ENGINE.rglob("*.pyx"))
 ]
 
-# Cython finds .pxd files by qualified name (tokserve/_bpe.pxd), and the package's
-# source folder is engine/: a link named tokserve in the build tree lets it find them.
+# Cython finds .pxd files by qualified name (tokserve/models/bpe/_bpe.pxd), and the
+# package's source folder is engine/: a link named tokserve in the build tree lets it
+# find them.
 PXD_ROOT = Path("build", "pxd")
 PXD_ROOT.mkdir(parents=True, exist_ok=True)
 if not (PXD_ROOT / "tokserve").exists():
-    (PXD_ROOT / "tokserve").symlink_to(Path("engine").resolve(), target_is_directory=True)
+    (PXD_ROOT / "tokserve").symlink_to(ENGINE.resolve(), target_is_directory=True)
 
 setup(ext_modules=cythonize(extensions, compiler_directives=COMPILER_DIRECTIVES,
                             include_path=[str(PXD_ROOT)]))

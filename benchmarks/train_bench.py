@@ -141,14 +141,14 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
     import resource
 
     sys.path.insert(0, str(REPO))
-    from tokserve.trainer import resolve_pattern
+    from tokserve.models.bpe.trainer import resolve_pattern
 
     pattern = resolve_pattern(pattern_name)
     text = Path(held).read_text(encoding="utf-8")
     n_bytes = len(text.encode("utf-8"))
     if kind == "ours":
         import tokserve
-        from tokserve.trainer import learn, write_artifact
+        from tokserve.models.bpe.trainer import learn, write_artifact
 
         t0 = time.perf_counter()
         result = learn([corpus], vocab, pattern, [SPECIAL], progress=False)

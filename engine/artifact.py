@@ -22,8 +22,6 @@ from typing import Any
 
 from .errors import ArtifactError
 
-MANIFEST = "manifest.json"
-
 
 @dataclass(frozen=True)
 class AddedToken:

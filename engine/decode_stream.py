@@ -28,7 +28,7 @@ import codecs
 from collections.abc import Iterable
 from typing import Any
 
-from .decoder import Errors
+from .decoders.decoder import Errors
 from .errors import InvalidUtf8
 
 

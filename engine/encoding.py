@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 
-from .formats import rank_file_bytes, tiktoken_artifact
 from .errors import DisallowedSpecialToken, SpecialTokenInText, UnknownTokenId
+from .formats import rank_file_bytes, tiktoken_artifact
 from .offsets import Units
 from .text_input import repair_surrogates
 from .tokenizer import Tokenizer
@@ -66,22 +66,24 @@ class Encoding:
         self._setup(Tokenizer(artifact), pat_str, dict(mergeable_ranks), None)
 
     @classmethod
-    def from_tokenizer(cls, tokenizer: Tokenizer, *, source: str | None = None) -> Encoding:
-        """Wrap a loaded engine tokenizer. ``source`` is what ``get_encoding`` was given:
-        such an encoding pickles as that name and unpickles to the cached instance."""
+    def from_tokenizer(cls, tokenizer: Tokenizer, *,
+                       reopen: Callable[[], Encoding] | None = None) -> Encoding:
+        """Wrap a loaded engine tokenizer. ``reopen``: how to get this encoding again in
+        any process (``get_encoding`` passes itself bound to the name it was given): such
+        an encoding pickles as that call and unpickles to the cached instance."""
         pre = tokenizer.artifact.pre_tokenizer
         pattern = pre.get("pattern") if pre.get("type") == "Pattern" else None
         enc = cls.__new__(cls)
-        enc._setup(tokenizer, pattern, None, source)
+        enc._setup(tokenizer, pattern, None, reopen)
         return enc
 
     def _setup(self, tokenizer: Tokenizer, pat_str: str | None,
-               ranks: dict[bytes, int] | None, source: str | None) -> None:
+               ranks: dict[bytes, int] | None, reopen: Callable[[], Encoding] | None) -> None:
         self.name = tokenizer.name
         self.tokenizer = tokenizer
         self._pat_str = pat_str
         self._ranks = ranks
-        self._source = source
+        self._reopen = reopen
         self._special_tokens = dict(tokenizer.special_tokens)
         self._special_token_values = set(self._special_tokens.values())
         self.max_token_value = tokenizer.vocab_size - 1
@@ -356,10 +358,8 @@ class Encoding:
     def __reduce__(self) -> tuple[Any, ...]:
         """Encodings from ``get_encoding`` pickle as their name (and unpickle to the
         cached instance, as tiktoken's registered encodings do); others as their data."""
-        if self._source is not None:
-            from .encodings import get_encoding
-
-            return get_encoding, (self._source,)
+        if self._reopen is not None:
+            return self._reopen, ()
         if self._pat_str is None:
             raise TypeError(f"{self!r} has no single pre-tokenizer pattern; pickle the "
                             f"name it was loaded by (get_encoding) instead")

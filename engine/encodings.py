@@ -11,11 +11,13 @@ p50k_base, p50k_edit) included, so none needs a download.
 from __future__ import annotations
 
 import threading
+from functools import partial
 
-from . import load as _load, bundled_names, bundled_root
 from .encoding import Encoding
 from .errors import ArtifactError
-from .models import manifest_aliases, resolve_model
+from .loading import load as _load
+from .model_table import manifest_aliases, resolve_model
+from .versions import bundled_names, bundled_root
 
 _ENCODINGS: dict[str, Encoding] = {}
 _LOCK = threading.Lock()
@@ -41,7 +43,7 @@ def get_encoding(encoding_name: str) -> Encoding:
             except ArtifactError as e:
                 raise ValueError(f"Unknown encoding {encoding_name}: {e.message}") from e
             enc = _ENCODINGS[encoding_name] = Encoding.from_tokenizer(
-                tokenizer, source=encoding_name)
+                tokenizer, reopen=partial(get_encoding, encoding_name))
         return enc
 
 
@@ -52,7 +54,7 @@ def list_encoding_names() -> list[str]:
 
 def encoding_name_for_model(model_name: str) -> str:
     """The tokenizer name a model uses: tiktoken's table, then the ``models`` that
-    bundled artifacts declare (see ``tokserve.models``).
+    bundled artifacts declare (see ``tokserve.model_table``).
 
     Raises:
         KeyError: the name is not recognised (tiktoken's exception and advice).

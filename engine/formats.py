@@ -6,24 +6,23 @@
 * Mistral ``tekken.json``;
 * an artifact version directory (``manifest.json`` + files), the unit the service serves:
   every file, chat templates included, is checked against the manifest's sha256 before
-  anything is trusted.
+  anything is trusted (the manifest itself is versions.py's).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from .artifact import (MANIFEST, AddedToken, Artifact, ChatTemplate, _read, content_hash,
-                       sha256_hex)
 from . import tables as compiled
-from .byte_level import byte_level_decode
+from .artifact import AddedToken, Artifact, ChatTemplate, _read, content_hash, sha256_hex
+from .decoders.byte_level import byte_level_decode
 from .errors import ArtifactError, UnsupportedArtifact
 from .presets import PRESETS, Preset
+from .versions import MANIFEST, read_manifest, verify_files
 
 
 # ---------------------------------------------------------------- tiktoken
@@ -306,55 +305,6 @@ def load_tekken(path: str | Path, *, name: str | None = None) -> Artifact:
 # ---------------------------------------------------------------- artifact directories
 
 
-def read_manifest(directory: Path) -> dict[str, Any]:
-    return _read_manifest(directory)[0]
-
-
-def _read_manifest(directory: Path) -> tuple[dict[str, Any], bytes]:
-    raw = _read(directory / MANIFEST)
-    try:
-        manifest = json.loads(raw)
-    except ValueError as e:
-        raise ArtifactError(f"{directory / MANIFEST} is not valid JSON: {e}") from e
-    if not isinstance(manifest, dict):
-        raise ArtifactError(f"{directory / MANIFEST} is not a JSON object")
-    for key in ("name", "version", "format", "tokenizer_file", "files"):
-        if key not in manifest:
-            raise ArtifactError(f"{directory / MANIFEST} lacks required key {key!r}")
-    return manifest, raw
-
-
-def verify_files(directory: Path, manifest: dict[str, Any]) -> dict[str, str]:
-    """Every file the manifest names must exist and match its sha256; returns the
-    digests (file name -> hex) it checked."""
-    digests: dict[str, str] = {}
-    for fname, expected in manifest["files"].items():
-        target = directory / fname
-        if Path(fname).is_absolute() or ".." in Path(fname).parts:
-            raise ArtifactError(f"{directory / MANIFEST}: file name {fname!r} escapes the artifact")
-        actual = _file_sha256(target)
-        if actual != expected:
-            raise ArtifactError(
-                f"{target}: sha256 {actual[:12]}… does not match the manifest's "
-                f"{str(expected)[:12]}…; the file was modified or corrupted",
-                path=str(target),
-            )
-        digests[fname] = actual
-    return digests
-
-
-def _file_sha256(path: Path) -> str:
-    """In small blocks: a file read whole for its hash would leave a buffer of its size
-    in the process's heap (measured in benchmarks/README.md, "Memory")."""
-    try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except FileNotFoundError:
-        raise ArtifactError(f"tokenizer file not found: {path}", path=str(path)) from None
-    except OSError as e:
-        raise ArtifactError(f"cannot read tokenizer file {path}: {e}", path=str(path)) from e
-
-
 def read_chat_templates(directory: Path, manifest: dict[str, Any],
                         digests: dict[str, str]) -> tuple[dict[str, ChatTemplate], str | None]:
     """The manifest's ``chat_templates`` (name -> ``{"file", "sha256"}``), each read
@@ -402,7 +352,7 @@ def load_directory(directory: str | Path, *, verify: bool = True,
     and mapped; either way the artifact then holds no vocabulary objects of its own.
     """
     directory = Path(directory)
-    manifest, raw = _read_manifest(directory)
+    manifest, raw = read_manifest(directory)
     digests = verify_files(directory, manifest) if verify else {}
     templates, default = read_chat_templates(directory, manifest, digests)
     extra = dict(manifest=manifest, directory=directory, chat_templates=templates,

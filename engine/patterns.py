@@ -3,9 +3,9 @@
 A known pattern is a ``Pattern``: its text exactly as the reference library writes it,
 the scanner family of ``pretok_scan.h`` that gives the same pieces (or -1), and the
 references whose regex semantics were checked equal to that scanner
-(tests/engine/test_pre_tokenizer.py): the same text can mean different things to
-tiktoken (Rust regex, ``$`` = end of text) and to tokenizers (Oniguruma, ``$`` = end of
-line). The presets (presets.py) take their patterns from here, and so does family
+(tests/engine/pre_tokenizers/test_pre_tokenizer.py): the same text can mean different
+things to tiktoken (Rust regex, ``$`` = end of text) and to tokenizers (Oniguruma, ``$``
+= end of line). The presets (presets.py) take their patterns from here, and so does family
 detection, so a pattern and its scanner cannot drift apart; a pattern that equals no
 definition here runs on the ``regex`` fallback (same ids, slower), and
 ``Tokenizer.pre_tokenizer_backend`` says which one a tokenizer got.
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._scan import CL100K, DEEPSEEK_V4, LLAMA3, O200K, QWEN, TEKKEN
+from .pre_tokenizers._scan import CL100K, DEEPSEEK_V4, LLAMA3, O200K, QWEN, TEKKEN
 
 TIKTOKEN = frozenset({"tiktoken"})
 BOTH = frozenset({"tiktoken", "tokenizers"})

@@ -34,9 +34,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ._bpe import IMAGE_LAYOUT, Image, build_image
 from .artifact import AddedToken, Artifact
 from .errors import ArtifactError
+from .models.bpe._bpe import IMAGE_LAYOUT, Image, build_image
 
 #: what the JSON part holds; bump with any change to it (the image has IMAGE_LAYOUT)
 FORMAT = 1

@@ -21,14 +21,14 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from ._bpe import BpeModel
-from .added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
+from .added_vocabulary.added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
 from .artifact import Artifact
-from .decoder import Decoder, Errors
-from .normalizer import Normalizer
+from .decoders.decoder import Decoder, Errors
+from .models.bpe._bpe import BpeModel
+from .normalizers.normalizer import Normalizer
 from .offsets import ByteCursor, Units, realign, to_units
-from .post_processor import PostProcessor
-from .pre_tokenizer import PreTokenizer
+from .post_processors.post_processor import PostProcessor, Side, T
+from .pre_tokenizers.pre_tokenizer import PreTokenizer
 from .tables import image_of
 from .text_input import prepare as _prepare
 
@@ -56,11 +56,13 @@ class Tokenizer:
         self._model = BpeModel(image=image_of(artifact), family=self._pre.family,
                                whole_piece_lookup=artifact.whole_piece_lookup,
                                cache_capacity=cache_capacity)
-        self._post = PostProcessor(
-            artifact.post_processor, self.special_tokens, artifact.bos_token,
-            artifact.eos_token, artifact.add_bos_token, artifact.add_eos_token,
-        )
+        self._post = PostProcessor(artifact.post_processor, self.special_tokens,
+                                   artifact.bos_token, artifact.eos_token,
+                                   artifact.add_bos_token, artifact.add_eos_token)
         self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special))
+        #: the ids ``add_special_tokens=True`` puts before / after one text's tokens
+        self.special_prefix: tuple[int, ...] = tuple(self._post.prefix)
+        self.special_suffix: tuple[int, ...] = tuple(self._post.suffix)
         self.bos_token = artifact.bos_token
         self.eos_token = artifact.eos_token
         self.pad_token = artifact.pad_token
@@ -78,10 +80,6 @@ class Tokenizer:
     @property
     def pre_tokenizer_backend(self) -> str:
         return "compiled" if self._pre.family >= 0 else "regex"
-
-    @property
-    def cache_stats(self) -> tuple[int, int]:
-        return self._model.cache_hits, self._model.cache_misses
 
     def clear_cache(self) -> None:
         """Empty the piece cache (ids never depend on it; benchmarks time cold runs)."""
@@ -215,6 +213,13 @@ class Tokenizer:
         return [extra + (counts[plan] if type(plan) is _Job else
                          sum(counts[p] if type(p) is _Job else 1 for p in plan))
                 for plan in plans]
+
+    def truncate(self, seq: list[T], max_tokens: int, *, side: Side = "right",
+                 add_special_tokens: bool) -> list[T]:
+        """``seq`` (ids, offsets or token strings of ONE text, encoded with these
+        ``add_special_tokens``) cut to ``max_tokens``, keeping ``special_prefix`` and
+        ``special_suffix`` while there is room (``PostProcessor.truncate``)."""
+        return self._post.truncate(seq, max_tokens, side, add_special_tokens)
 
     def find_literals(self, text: str) -> list[tuple[str, int]]:
         """Every special/added literal in ``text`` as ``(literal, char index)``."""

@@ -38,11 +38,11 @@ from functools import lru_cache
 
 import regex
 
-from . import _scan
+from .pre_tokenizers import _scan
 
 REFERENCES = ("tiktoken", "tokenizers")
 
-# Bits of engine/unicode_tables.h
+# Bits of engine/_native/unicode_tables.h
 _LUT, _LL, _LMO, _M, _N, _WS, _P, _S = 1, 2, 4, 8, 16, 32, 64, 128
 
 _WHITE_SPACE = ((0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),

@@ -17,7 +17,7 @@ directory and the tokenizer hash. ``export --format hf`` writes a Hugging Face
 artifacts with a pattern tokenizers splits the same way). Exit status: 0 on success, 2 on
 any refusal (with one line on stderr saying what and why), so scripts and CI can gate on
 it. The trainer's argument parsing lives here; the library call is
-``tokserve.trainer.train(...) -> manifest``.
+``tokserve.models.bpe.trainer.train(...) -> manifest``.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def _train_parser() -> argparse.ArgumentParser:
 def train(argv: Sequence[str]) -> int:
     """``tokserve train``: prints the version directory and its tokenizer hash."""
     from ..errors import EngineError
-    from ..trainer import train as train_artifact
+    from ..models.bpe.trainer import train as train_artifact
 
     args = _train_parser().parse_args(list(argv))
     formats = ("tiktoken", "hf") if args.format == "hf" else ("tiktoken",)
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..importers import import_any
+    from ..authoring.importers import import_any
 
     fields = {k: v for k, v in (("preset", args.preset), ("pattern", args.pattern),
                                 ("special_tokens", args.special_tokens),
@@ -162,7 +162,7 @@ def _import(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from .. import load
-    from ..export import write_hf_tokenizer_json
+    from ..authoring.export import write_hf_tokenizer_json
     from .cli import _load_one, _UnknownTokenizer
     from .roots import roots_from_env
 
@@ -178,7 +178,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(dirs: Sequence[Path]) -> int:
-    from ..manifest import verify_directory
+    from ..loading import verify_directory
 
     status = 0
     for directory in dirs:

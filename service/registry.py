@@ -29,8 +29,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..manifest import version_key
-from ..models import resolve_model, tiktoken_table
+from ..model_table import resolve_model, tiktoken_table
+from ..versions import split_ref, version_dirs, version_key
 from .errors import TokenizerNotFound, UnknownModel, shorten
 
 log = logging.getLogger("tokserve.registry")
@@ -128,10 +128,7 @@ def discover(roots: Iterable[Path]) -> list[Path]:
         if not root.is_dir():
             log.warning("artifact root %s does not exist; skipped", root)
             continue
-        for name_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-            for vdir in sorted(p for p in name_dir.iterdir() if p.is_dir()):
-                if (vdir / "manifest.json").is_file():
-                    found.append(vdir)
+        found += version_dirs(root)
     return found
 
 
@@ -253,8 +250,8 @@ class Registry:
             if spec is None:
                 raise TokenizerNotFound("no tokenizer given and no default is configured",
                                         available=self.refs())
-        name, sep, version = spec.partition("@")
-        if not sep:
+        name, version = split_ref(spec)
+        if version is None:
             entry = self._current.get(name)
             if entry is not None:
                 return entry
@@ -283,7 +280,7 @@ class Registry:
         it named a tokenizer or nothing).
 
         ``model`` goes through the model table (tiktoken's names and prefixes, then the
-        names served manifests declare; see ``tokserve.models``); a served tokenizer
+        names served manifests declare; see ``tokserve.model_table``); a served tokenizer
         name is accepted too. ``tokenizer`` is a tokenizer name first and, when no
         tokenizer has that name, a model name.
 

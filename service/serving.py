@@ -139,36 +139,6 @@ def _with_index(exc: engine_errors.EngineError, index: int,
 # ==== encode / count ==================================================================
 
 
-_ADDED: dict[str, tuple[int, int]] = {}  # tokenizer hash -> (BOS-side, EOS-side) ids added
-
-
-def _added_around(tok: Any) -> tuple[int, int]:
-    """How many ids ``add_special_tokens`` puts before and after a text's tokens: their
-    spans are empty, at the start and at the end of the text (the post-processor's rule),
-    so one encode of a one-character text tells them apart."""
-    sides = _ADDED.get(tok.hash)
-    if sides is None:
-        _, spans = tok.encode_with_offsets("x", units="char", special_tokens="text",
-                                           add_special_tokens=True)
-        before = next((i for i, sp in enumerate(spans) if tuple(sp) != (0, 0)), len(spans))
-        after = sum(1 for sp in spans[before:] if tuple(sp) == (1, 1))
-        sides = _ADDED[tok.hash] = (before, after)
-    return sides
-
-
-def _cut(seq: list, max_tokens: int, side: str, around: tuple[int, int]) -> list:
-    """``seq`` (ids, offsets or tokens of one text) cut to ``max_tokens``: the text's own
-    tokens go, from the end (``right``) or the start (``left``); those ``around`` them
-    (BOS/EOS from ``add_special_tokens``) stay while there is room for them."""
-    before, after = around
-    if max_tokens < before + after:
-        return seq[:max_tokens] if side == "right" else seq[len(seq) - max_tokens:]
-    keep = max_tokens - before - after
-    body = seq[before:len(seq) - after]
-    body = body[:keep] if side == "right" else body[len(body) - keep:]
-    return seq[:before] + body + seq[len(seq) - after:]
-
-
 def _encode_fragment(entry: Entry, req: EncodeRequest, text: str) -> bytes:
     tok = entry.tokenizer
     offsets = None
@@ -182,10 +152,11 @@ def _encode_fragment(entry: Entry, req: EncodeRequest, text: str) -> bytes:
                          add_special_tokens=req.add_special_tokens)
     original = len(ids)
     if req.max_tokens is not None and original > req.max_tokens:
-        around = _added_around(tok) if req.add_special_tokens else (0, 0)
-        ids = _cut(ids, req.max_tokens, req.truncation, around)
+        ids = tok.truncate(ids, req.max_tokens, side=req.truncation,
+                           add_special_tokens=req.add_special_tokens)
         if offsets is not None:
-            offsets = _cut(offsets, req.max_tokens, req.truncation, around)
+            offsets = tok.truncate(offsets, req.max_tokens, side=req.truncation,
+                                   add_special_tokens=req.add_special_tokens)
     result: dict[str, Any] = {"ids": ids, "count": len(ids)}
     if offsets is not None:
         result["offsets"] = offsets

@@ -30,10 +30,10 @@ def test_imports_only_the_tokserve_namespace(tmp_path):
 
 
 def test_imports_compiled_core_is_loaded():
-    import tokserve._bpe
     import tokserve._offsets
+    import tokserve.models.bpe._bpe
 
-    assert tokserve._bpe.__file__.endswith((".so", ".pyd"))
+    assert tokserve.models.bpe._bpe.__file__.endswith((".so", ".pyd"))
     assert tokserve._offsets.__file__.endswith((".so", ".pyd"))
 
 
@@ -46,10 +46,12 @@ def test_imports_every_compiled_module_matches_its_stub():
     import tokserve
 
     engine = Path(tokserve.__file__).parent
-    modules = sorted(p.stem for p in engine.glob("*.pyx"))
-    assert modules == ["_bpe", "_literals", "_offsets", "_scan", "_trainer"]
+    modules = sorted(".".join(p.relative_to(engine).with_suffix("").parts)
+                     for p in engine.rglob("*.pyx"))
+    assert modules == ["_offsets", "added_vocabulary._literals", "models.bpe._bpe",
+                       "models.bpe._trainer", "pre_tokenizers._scan"]
     for name in modules:
-        stub = ast.parse((engine / f"{name}.pyi").read_text())
+        stub = ast.parse((engine / f"{name.replace('.', '/')}.pyi").read_text())
         module = importlib.import_module(f"tokserve.{name}")
         declared: dict[str, set[str] | None] = {}
         for node in stub.body:

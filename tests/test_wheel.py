@@ -83,8 +83,14 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
             files = json.loads(z.read(manifest))["files"]
         for fname in files:
             assert f"tokserve/artifacts/{name}/1/{fname}" in names
-    for module in ("_bpe", "_literals", "_offsets", "_scan", "_trainer"):
-        assert any(n.startswith(f"tokserve/{module}.") and n.endswith(".so") for n in names)
+    # every compiled module, built at its place in the namespace, with its stub beside it
+    compiled = sorted(p.relative_to(REPO / "engine").with_suffix("")
+                      for p in (REPO / "engine").rglob("*.pyx"))
+    assert len(compiled) == 5, compiled
+    for module in compiled:
+        assert any(n.startswith(f"tokserve/{module.as_posix()}.") and n.endswith(".so")
+                   for n in names), module
+        assert f"tokserve/{module.as_posix()}.pyi" in names, module
     for needed in ("tokserve/py.typed", "tokserve/models.json", "tokserve/client/__init__.py",
                    "tokserve/service/static/index.html",
                    "tokserve/service/chat/render.py", "tokserve/service/routes/health.py"):

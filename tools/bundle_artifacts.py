@@ -21,7 +21,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-from tokserve.manifest import write_artifact
+from tokserve.authoring.manifest import write_artifact
 from tokserve.presets import PRESETS
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generate ``engine/normalization_tables.py``: what ``tokenizers``' normalizers do not know.
+"""Generate ``engine/normalizers/normalization_tables.py``: what ``tokenizers``'
+normalizers do not know.
 
 Why: a tokenizer.json NFC/NFD/NFKC/NFKD normalizer runs in Rust with the
 ``unicode-normalization-alignments`` crate, whose data is **Unicode 9.0**, while the
@@ -37,7 +38,8 @@ import unicodedata2
 from gen_unicode_tables import _ages  # per code point the version that assigned it
 
 VERSION = (9, 0)
-OUT = Path(__file__).resolve().parents[1] / "engine" / "normalization_tables.py"
+OUT = (Path(__file__).resolve().parents[1] / "engine" / "normalizers"
+       / "normalization_tables.py")
 SCALARS = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
 
 

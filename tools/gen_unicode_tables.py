@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Generate ``engine/unicode_tables.h``: per-code-point property bits for the pre-tokenizer.
+"""Generate ``engine/_native/unicode_tables.h``: per-code-point property bits for the
+pre-tokenizer.
 
-Why: the hand-written scanner (``engine/pretok_scan.h``) must classify characters exactly
-as each reference library does, and no Python module has the right tables. Python 3.11's
+Why: the hand-written scanner (``engine/_native/pretok_scan.h``) must classify characters
+exactly as each reference library does, and no Python module has the right tables. Python 3.11's
 ``unicodedata`` is Unicode 14 and the ``regex`` module is Unicode 17, while
 
 * tiktoken 0.14 (Rust ``regex``/``fancy-regex``) uses **Unicode 16.0**, and
@@ -28,14 +29,14 @@ each code point); if ``unicode-age`` is missing, ages come from the ``regex`` mo
 Output layout: two-stage table, ``stage1[cp >> 7]`` selects a 128-entry block of
 ``stage2``; identical blocks are shared. The output is deterministic (sorted, no dates).
 
-A second, smaller output, ``engine/numeric_tables.py``: the characters Rust's
-``char::is_numeric`` accepts (general category N), which tokenizers' ``Digits``
+A second, smaller output, ``engine/pre_tokenizers/numeric_tables.py``: the characters
+Rust's ``char::is_numeric`` accepts (general category N), which tokenizers' ``Digits``
 pre-tokenizer splits on. That is neither Oniguruma's table nor the ``regex`` module's:
 tokenizers 0.23's Rust standard library is **Unicode 17.0** (``--verify`` compares), and
 ``regex`` 2026.11 moved to Unicode 18, which has 323 more numeric characters.
 
-Usage: ``python tools/gen_unicode_tables.py [--verify]`` (writes engine/unicode_tables.h
-and engine/numeric_tables.py).
+Usage: ``python tools/gen_unicode_tables.py [--verify]`` (writes
+engine/_native/unicode_tables.h and engine/pre_tokenizers/numeric_tables.py).
 """
 
 from __future__ import annotations
@@ -262,14 +263,16 @@ def verify(tables: dict[tuple[int, int], bytearray]) -> int:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "engine" / "unicode_tables.h"))
+    engine = Path(__file__).resolve().parents[1] / "engine"
+    ap.add_argument("--out", default=str(engine / "_native" / "unicode_tables.h"))
+    ap.add_argument("--numeric-out", default=str(engine / "pre_tokenizers" / "numeric_tables.py"))
     ap.add_argument("--verify", action="store_true", help="also compare with tiktoken and tokenizers")
     args = ap.parse_args()
     ages = _ages()
     tables = {v: props_for(v, ages) for v in sorted(set(VERSIONS.values()))}
     Path(args.out).write_text(render(tables))
     numeric = numeric_ranges(ages)
-    numeric_out = Path(args.out).with_name("numeric_tables.py")
+    numeric_out = Path(args.numeric_out)
     numeric_out.write_text(render_numeric(numeric))
     print(f"wrote {args.out} and {numeric_out}")
     if args.verify:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from fastapi import Response
 from pydantic import BaseModel, ConfigDict
 
 from ... import errors as engine_errors
+from ...decoders.byte_level import BYTE_TO_CHAR
 from ..conversation import select_template
 from ..errors import ServiceError, dumps, shorten, status_for
 from ..handlers import Reply
@@ -157,14 +157,10 @@ def encode(entry: Entry, text: str, add_special_tokens: bool,
 
 def around(entry: Entry, ids: list[int]) -> list[int]:
     """``ids`` with what the tokenizer's post-processor adds (BOS/EOS) around them."""
-    from ..serving import _added_around
-
     tok = entry.tokenizer
-    before, after = _added_around(tok)
-    if not (before or after):
+    if not (tok.special_prefix or tok.special_suffix):
         return ids
-    wrapped = tok.encode("x", special_tokens="text", add_special_tokens=True)
-    return wrapped[:before] + ids + wrapped[len(wrapped) - after:]
+    return [*tok.special_prefix, *ids, *tok.special_suffix]
 
 
 @dataclass
@@ -192,25 +188,10 @@ def render(entry: Entry, messages: Sequence[Any], *, tools: Any = None,
     return Rendered(result.text, list(result.ids or []), result.offsets, template_hash)
 
 
-@lru_cache(maxsize=1)
-def _byte_chars() -> tuple[str, ...]:
-    """GPT-2's byte -> printable character table, which byte-level BPE vocabularies
-    (``tokenizer.json``) spell their tokens in."""
-    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
-                 + list(range(ord("®"), ord("ÿ") + 1)))
-    table: dict[int, int] = {b: b for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = 256 + extra
-            extra += 1
-    return tuple(chr(table[b]) for b in range(256))
-
-
 def token_strings(entry: Entry, ids: Sequence[int]) -> list[str]:
     """Each id as Hugging Face's ``convert_ids_to_tokens`` spells it: an added token's
     literal, else its bytes in the byte-level alphabet (``Ġworld``)."""
     tok = entry.tokenizer
     literals = {i: lit for lit, i in tok.special_tokens.items()}
-    chars = _byte_chars()
-    return [literals.get(i) or "".join(chars[b] for b in tok.decode_bytes([i])) for i in ids]
+    return [literals.get(i) or "".join(BYTE_TO_CHAR[b] for b in tok.decode_bytes([i]))
+            for i in ids]

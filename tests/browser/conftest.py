@@ -75,7 +75,7 @@ BOS_TOKENIZER = "cl100k-bos@1"
 def _bos_artifact(root: Path) -> Path:
     """``root/cl100k-bos/1``: the bundled cl100k_base vocabulary with add_bos_token on."""
     from tokserve import bundled_root
-    from tokserve.manifest import write_artifact
+    from tokserve.authoring.manifest import write_artifact
 
     src = bundled_root() / "cl100k_base" / "1"
     manifest = json.loads((src / "manifest.json").read_text())

@@ -273,7 +273,7 @@ def test_digits_pieces_equal_tokenizers_on_every_code_point(individual):
     others, is split the same way by both."""
     import unicodedata2
 
-    from tokserve.pre_tokenizer import PreTokenizer
+    from tokserve.pre_tokenizers.pre_tokenizer import PreTokenizer
 
     scalars = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
     numeric = regex.compile(r"\p{N}")

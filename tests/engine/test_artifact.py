@@ -10,7 +10,7 @@ import pytest
 
 import tokserve
 from tokserve.formats import load_artifact
-from tokserve.manifest import write_artifact
+from tokserve.authoring.manifest import write_artifact
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED = REPO / "artifacts"
@@ -80,7 +80,7 @@ def test_artifact_rank_file_without_preset_asks_for_one(tmp_path):
 
 
 def _tiny_tokenizer_json(**overrides) -> dict:
-    from tokserve.byte_level import bytes_to_unicode
+    from tokserve.decoders.byte_level import bytes_to_unicode
 
     table = bytes_to_unicode()
     vocab = {table[b]: b for b in range(256)}

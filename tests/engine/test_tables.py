@@ -91,7 +91,7 @@ def test_tables_image_damage_the_hash_cannot_see_is_refused():
     image = bytearray(tables.image_of(tok.artifact))
     image[8] ^= 0xFF  # layout version
     with pytest.raises(tokserve.ArtifactError, match="damaged"):
-        tokserve._bpe.BpeModel(image=bytes(image))
+        tokserve.models.bpe._bpe.BpeModel(image=bytes(image))
 
 
 def test_tables_directory_that_cannot_be_written_still_loads(tmp_path):

@@ -413,7 +413,7 @@ def test_constructor_with_another_pattern_matches_tiktoken(reference):
 
 
 def test_model_table_is_tiktokens():
-    exact, prefixes = tokserve.models.tiktoken_table()
+    exact, prefixes = tokserve.model_table.tiktoken_table()
     assert exact == tiktoken.model.MODEL_TO_ENCODING
     assert prefixes == tiktoken.model.MODEL_PREFIX_TO_ENCODING
     for model in [*exact, *(p + "2099-01-01" for p in prefixes), "gpt-4o-mini", "o1-preview"]:
@@ -439,11 +439,11 @@ def test_manifest_models_are_aliases(tmp_path):
     version = tmp_path / "mine" / "1"
     version.mkdir(parents=True)
     (version / "manifest.json").write_text('{"name": "mine", "models": ["org/my-model"]}')
-    aliases = tokserve.models.manifest_aliases([tmp_path])
+    aliases = tokserve.model_table.manifest_aliases([tmp_path])
     assert aliases == {"org/my-model": "mine"}
-    assert tokserve.models.resolve_model("org/my-model", aliases) == "mine"
+    assert tokserve.model_table.resolve_model("org/my-model", aliases) == "mine"
     # tiktoken's exact names win over an alias of the same name
-    assert tokserve.models.resolve_model("gpt-4", {"gpt-4": "mine"}) == "cl100k_base"
+    assert tokserve.model_table.resolve_model("gpt-4", {"gpt-4": "mine"}) == "cl100k_base"
 
 
 def test_o200k_harmony_matches_tiktoken(reference):

@@ -195,7 +195,7 @@ def _chat_cache(client) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def clocked(live_server, bundled, tmp_path_factory):
     """A server with two extra tokenizers whose templates read the clock."""
-    from tokserve.importers import import_tiktoken
+    from tokserve.authoring.importers import import_tiktoken
 
     root = tmp_path_factory.mktemp("artifacts")
     ranks = bundled("cl100k_base") / "cl100k_base.tiktoken"

@@ -203,7 +203,7 @@ TEXT = "Truncation keeps ids, offsets and tokens aligned: héllo wörld 😀 東
 def bos_eos(live_server, bundled, tmp_path_factory):
     """A server with a tokenizer whose post-processor adds a BOS, as Llama 3's does
     (cl100k's ranks; tiktoken-format artifacts add no EOS)."""
-    from tokserve.importers import import_tiktoken
+    from tokserve.authoring.importers import import_tiktoken
 
     root = tmp_path_factory.mktemp("artifacts")
     import_tiktoken(bundled("cl100k_base") / "cl100k_base.tiktoken", root, "wrapped", "1",
@@ -257,14 +257,3 @@ def test_truncated_count_and_batches(client):
     assert [e["count"] for e in enc] == r["counts"]
     plain = client.post("/count", json={"text": TEXT}).json()
     assert "truncated" not in plain and "original_count" not in plain
-
-
-def test_cut_keeps_what_the_post_processor_adds_on_both_sides():
-    from tokserve.service.serving import _cut
-
-    seq = ["B", 1, 2, 3, 4, "E"]
-    assert _cut(seq, 4, "right", (1, 1)) == ["B", 1, 2, "E"]
-    assert _cut(seq, 4, "left", (1, 1)) == ["B", 3, 4, "E"]
-    assert _cut(seq, 2, "left", (1, 1)) == ["B", "E"]
-    assert _cut(seq, 1, "right", (1, 1)) == ["B"] and _cut(seq, 1, "left", (1, 1)) == ["E"]
-    assert _cut(seq, 0, "right", (1, 1)) == []

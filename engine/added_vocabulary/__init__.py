@@ -1,0 +1,1 @@
+"""Added vocabulary: finds special and added literals in a text and applies the policy."""

@@ -1,0 +1,1 @@
+"""Authoring: import, export and write artifact versions; off the serving path."""

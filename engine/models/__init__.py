@@ -1,0 +1,1 @@
+"""Models: turn each piece into ids, one subfolder per model (its native code, caches, trainer)."""

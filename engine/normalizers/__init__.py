@@ -1,0 +1,1 @@
+"""Normalizers: rewrite ordinary text (NFC, NFKC, ...) keeping an alignment to the original."""
