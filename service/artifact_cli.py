@@ -164,7 +164,7 @@ def _export(args: argparse.Namespace) -> int:
     from .. import load
     from ..export import write_hf_tokenizer_json
     from .cli import _load_one, _UnknownTokenizer
-    from .roots import roots_from_env
+    from .runtime.roots import roots_from_env
 
     source = Path(args.source)
     try:  # a path, or a name resolved as the service resolves it (later roots win)
@@ -195,8 +195,8 @@ def _verify(dirs: Sequence[Path]) -> int:
 
 
 def _list(roots: list[Path] | None) -> int:
-    from .registry import discover
-    from .settings import get_settings
+    from .runtime.registry import discover
+    from .runtime.settings import get_settings
 
     roots = roots or get_settings().artifact_roots()
     for vdir in discover(roots):

@@ -132,9 +132,9 @@ def _export_env(args: argparse.Namespace) -> None:
 
 
 def serve(args: argparse.Namespace) -> int:
-    from .registry import discover
-    from .settings import get_settings
-    from .supervisor import serve as run
+    from .runtime.registry import discover
+    from .runtime.settings import get_settings
+    from .runtime.supervisor import serve as run
 
     _export_env(args)
     get_settings.cache_clear()
@@ -195,7 +195,7 @@ def one_shot(args: argparse.Namespace) -> int:
     import logging
 
     from .. import errors as engine_errors
-    from .roots import default_from_env, roots_from_env
+    from .runtime.roots import default_from_env, roots_from_env
 
     logging.basicConfig(level=logging.WARNING, format="tokserve: %(message)s")
     _export_env(args)

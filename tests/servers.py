@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from tokserve.service.app import create_app
-from tokserve.service.one_write import OneWriteProtocol
-from tokserve.service.settings import Settings
+from tokserve.service.http.app import create_app
+from tokserve.service.http.one_write import OneWriteProtocol
+from tokserve.service.runtime.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ import httpx
 import pytest
 import tiktoken.model
 
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 # ==== models by name ====================================================================
 
@@ -260,7 +260,7 @@ def test_truncated_count_and_batches(client):
 
 
 def test_cut_keeps_what_the_post_processor_adds_on_both_sides():
-    from tokserve.service.serving import _cut
+    from tokserve.service.operations.encode import _cut
 
     seq = ["B", 1, 2, 3, 4, "E"]
     assert _cut(seq, 4, "right", (1, 1)) == ["B", 1, 2, "E"]
