@@ -207,6 +207,16 @@ def dumps(obj: object) -> bytes:
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
 
 
+def at_index(exc: engine_errors.EngineError, index: int,
+             field: str = "texts") -> engine_errors.EngineError:
+    """``exc`` naming the batch item that failed, by the field the caller sent
+    (``texts[3]: ...``, with ``index`` and ``field`` in its details)."""
+    exc.details["index"] = index
+    exc.details["field"] = f"{field}[{index}]"
+    exc.message = f"{field}[{index}]: {exc.message}"
+    return exc
+
+
 #: Bounds on what an error body echoes: each string (a caller's tokenizer name, a
 #: literal, a JSON key) at most MAX_ECHO characters, each list at most MAX_LIST items
 #: (with ``<name>_total`` giving the full count), the message at most MAX_MESSAGE.

@@ -22,66 +22,20 @@ from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 
 from .. import __version__
-from ..runtime.cache import ResultCache
-from ..errors import NoTokenizers, TokenizerNotFound, install_error_handlers
+from ..errors import NoTokenizers, install_error_handlers
 from ..runtime.lifecycle import Lifecycle
 from ..runtime.logs import AccessLog
 from ..runtime.metrics import Metrics
 from .middleware import ServiceMiddleware
-from ..runtime.registry import Registry
 from .openapi import build as build_openapi
 from ..operations.table import DOCS_STATIC, install_routes
 from ..runtime.reload import install_sighup
-from ..operations.encode import ServiceState
+from ..runtime.state import ServiceState, build_state, load_artifacts
 from ..runtime.settings import Settings, get_settings
 from ..runtime.telemetry import Telemetry
 from ..runtime.tracing import load as load_tracing
 
 log = logging.getLogger("tokserve")
-
-
-def build_state(settings: Settings, metrics: Metrics | None = None, *,
-                load: bool = True, state_class: type[ServiceState] = ServiceState
-                ) -> ServiceState:
-    """The service's state: an empty registry and the cache; ``load`` (blocking) fills
-    the registry from the artifact roots (``load_artifacts``)."""
-    metrics = metrics or Metrics()
-    registry = Registry(default=settings.default_tokenizer, tables=settings.tables_dir)
-    cache = ResultCache(settings.cache_max_entries, settings.cache_max_bytes,
-                        settings.cache_max_text_chars)
-    metrics.watch(cache)
-    state = state_class(settings=settings, registry=registry, cache=cache, metrics=metrics)
-    if load:
-        load_artifacts(state)
-    return state
-
-
-def load_artifacts(state: ServiceState) -> None:
-    """Load and verify every version under the artifact roots (blocking).
-
-    Raises:
-        NoTokenizers: nothing loaded and ``allow_empty`` is off.
-    """
-    settings, registry, metrics = state.settings, state.registry, state.metrics
-    registry.load_roots(settings.artifact_roots())
-    metrics.set_artifacts(registry.entries())
-    if registry.failures:
-        metrics.artifact_failures.inc(len(registry.failures))
-    if not len(registry) and not settings.allow_empty:
-        refused = "; ".join(f"{f.path}: {f.reason}" for f in registry.failures)
-        raise NoTokenizers(
-            f"no tokenizer could be loaded from {settings.describe_roots()}"
-            + (f" (refused: {refused})" if refused else "")
-            + "; add artifacts with --artifacts DIR, or pass --allow-empty to start anyway"
-        )
-    if len(registry) and settings.default_tokenizer:
-        try:
-            registry.resolve(None)
-        except TokenizerNotFound:
-            log.warning("default tokenizer %r is not loaded; requests must name one "
-                        "(loaded: %s)", settings.default_tokenizer, ", ".join(registry.refs()))
-    log.info("serving %d tokenizer version(s): %s; default %s", len(registry),
-             ", ".join(registry.refs()), settings.default_tokenizer)
 
 
 async def _load(state: ServiceState, lifecycle: Lifecycle) -> None:
@@ -113,19 +67,17 @@ def create_app(settings: Settings | None = None, *,
     lifecycle = Lifecycle()
     telemetry = Telemetry([metrics.record_batch, AccessLog(settings.access_log)])
     tracing = load_tracing(settings.otel)
-    state_class = tracing.state_class() if tracing is not None else ServiceState
+    state = build_state(settings, metrics, load=False,
+                        state_class=tracing.state_class() if tracing is not None else ServiceState)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loading: asyncio.Task | None = None
         if load_in_background:
-            state = build_state(settings, metrics, load=False, state_class=state_class)
             loading = asyncio.get_running_loop().create_task(_load(state, lifecycle))
         else:
-            state = await to_thread.run_sync(
-                lambda: build_state(settings, metrics, state_class=state_class))
+            await to_thread.run_sync(load_artifacts, state)
             lifecycle.loaded = True
-        app.state.service = front.service = state  # the fast lane reads its own attribute
         uninstall_sighup = install_sighup(state, after=loading)
         try:
             yield
@@ -153,11 +105,11 @@ def create_app(settings: Settings | None = None, *,
     document = build_openapi(__version__, auth=settings.auth_token is not None,
                              admin=settings.admin_token is not None)
     app.openapi = lambda: document  # type: ignore[method-assign]
+    app.state.service = state  # where ``state_of`` finds it (the one home of the state)
     app.state.lifecycle = lifecycle
     app.state.telemetry = telemetry
-    front = ServiceMiddleware(app, settings=settings, lifecycle=lifecycle, telemetry=telemetry,
-                              tracing=tracing)
-    return front
+    return ServiceMiddleware(app, state, settings=settings, lifecycle=lifecycle,
+                             telemetry=telemetry, tracing=tracing)
 
 
 def app_from_env() -> ServiceMiddleware:

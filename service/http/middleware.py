@@ -60,6 +60,7 @@ from ..errors import (
 )
 from ..operations.handlers import Handler, Reply
 from ..runtime.lifecycle import Lifecycle
+from ..runtime.state import ServiceState
 from .one_write import EXTENSION
 from ..operations.table import (body_media_types, direct_handlers, error_renderers, gated_paths,
                          open_paths, websocket_paths)
@@ -128,8 +129,8 @@ def json_media_type(value: bytes | None,
 class ServiceMiddleware:
     """The service's outermost ASGI app; ``app`` is the FastAPI app it wraps."""
 
-    def __init__(self, app: FastAPI, settings: Settings, lifecycle: Lifecycle,
-                 telemetry: Telemetry, tracing: Any = None) -> None:
+    def __init__(self, app: FastAPI, state: ServiceState, settings: Settings,
+                 lifecycle: Lifecycle, telemetry: Telemetry, tracing: Any = None) -> None:
         self.app = app
         # CORS only when origins are configured: Starlette's middleware, outermost, so it
         # answers preflights itself and adds its headers to every response of ours.
@@ -147,9 +148,7 @@ class ServiceMiddleware:
         self.lifecycle = lifecycle
         self.telemetry = telemetry
         self.tracing = tracing  # tracing.Tracing when OpenTelemetry is on, else None
-        #: The ``ServiceState`` the lifespan built (it is ``app.state.service`` too; read
-        #: here without Starlette's ``State.__getattr__`` on every request).
-        self.service: Any = None
+        self.service = state
         self.new_request_id = RequestIds()
         # (Content-Type value, accepted types) -> accepted (memo)
         self._json_types: dict[tuple[bytes, tuple[str, ...]], bool] = {}

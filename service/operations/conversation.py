@@ -31,7 +31,8 @@ from ..errors import (ChatUnavailable, ContextOverflow, PayloadTooLarge, Templat
                      dumps, shorten)
 from ..runtime.registry import Entry
 from .schemas import CountRequest, RenderChatRequest
-from .encode import ServiceState, head_dict
+from ..runtime.state import ServiceState
+from .heads import head_dict
 from ..runtime.settings import Settings
 
 ChatRequest = RenderChatRequest | CountRequest

@@ -1,9 +1,9 @@
-"""The service's logic between a parsed request and a response body.
+"""/encode and /count: texts to ids (or counts), with the limits they are held to.
 
 Routes parse and validate; these functions enforce the limits, consult the cache, call
-the engine (in a worker thread when the input is large — the engine releases the GIL)
-and return the serialized JSON body. They never build error responses: they raise typed
-errors that ``tokserve.service.errors`` maps to statuses.
+the engine and return the serialized JSON body (the handlers decide whether that runs in
+a worker thread: the engine releases the GIL). They never build error responses: they
+raise typed errors that ``tokserve.service.errors`` maps to statuses.
 
 Bodies are assembled from cached per-text JSON fragments, so a cache hit neither calls
 the engine nor re-serializes ids.
@@ -11,61 +11,18 @@ the engine nor re-serializes ids.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio
 import orjson
-from anyio import to_thread
-from pydantic import BaseModel
 
 from ... import errors as engine_errors
 
-from ..runtime.cache import ResultCache
-from ..errors import PayloadTooLarge, dumps
-from ..runtime.metrics import Metrics
-from .parsing import parse_json
-from ..runtime.registry import Entry, Registry
-from .schemas import CountRequest, DecodeRequest, EncodeRequest
+from ..errors import PayloadTooLarge, at_index
+from ..runtime.registry import Entry
 from ..runtime.settings import Settings
-
-T = TypeVar("T")
-M = TypeVar("M", bound=BaseModel)
-
-#: Bodies at least this large are parsed in a worker thread, one at a time. A parse holds
-#: the GIL (orjson: about 0.3 s for 12 MB of small keys), so two at once gain nothing
-#: while the loop waits for both; one at a time, the loop runs between them and a
-#: concurrent /healthz waits for one parse at most. Below this a parse costs well under
-#: a millisecond even for the worst shapes, less than the thread hop.
-PARSE_OFFLOAD_BYTES = 256 * 1024
-
-
-@dataclass
-class ServiceState:
-    """Everything a request needs; built once in the app's lifespan."""
-
-    settings: Settings
-    registry: Registry
-    cache: ResultCache
-    metrics: Metrics
-    _parse_lane: anyio.Lock | None = field(default=None, init=False, repr=False)
-
-    async def parse(self, raw: bytes, model: type[M], unknown: str = "refuse") -> M:
-        """``parsing.parse_json`` on the loop for small bodies; large ones in a worker
-        thread through a one-at-a-time lane (see ``PARSE_OFFLOAD_BYTES``)."""
-        if len(raw) < PARSE_OFFLOAD_BYTES:
-            return parse_json(raw, model, unknown=unknown)
-        if self._parse_lane is None:  # made on first use: it belongs to the running loop
-            self._parse_lane = anyio.Lock()
-        async with self._parse_lane:
-            return await to_thread.run_sync(lambda: parse_json(raw, model, unknown=unknown))
-
-    async def run(self, work: Callable[[], T], size: int) -> T:
-        """Run ``work`` inline when small, in a worker thread when ``size`` chars is large."""
-        if size >= self.settings.thread_offload_chars:
-            return await to_thread.run_sync(work)
-        return work()
+from ..runtime.state import ServiceState
+from .heads import head_json
+from .schemas import CountRequest, EncodeRequest
 
 
 # ==== limits ==========================================================================
@@ -92,13 +49,14 @@ def _check_texts(settings: Settings, texts: list[str], field: str) -> int:
     return total
 
 
-def _with_index(exc: engine_errors.EngineError, index: int,
-                field: str = "texts") -> engine_errors.EngineError:
-    """Name the batch item that failed, by the field the caller sent."""
-    exc.details["index"] = index
-    exc.details["field"] = f"{field}[{index}]"
-    exc.message = f"{field}[{index}]: {exc.message}"
-    return exc
+def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
+    """Raise 413s for over-limit inputs; returns the total chars (for thread offload)."""
+    if req.text is not None:
+        n = len(req.text)
+        if n > state.settings.max_text_chars:
+            _check_texts(state.settings, [req.text], "text")  # raises, with the details
+        return n
+    return _check_texts(state.settings, list(req.texts or ()), "texts")
 
 
 # ==== encode / count ==================================================================
@@ -201,7 +159,7 @@ def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
         try:
             fragments.append(one(text))
         except engine_errors.EngineError as exc:
-            raise _with_index(exc, i) from None
+            raise at_index(exc, i) from None
     state.metrics.count_tokens(entry.ref, "/encode", sum(map(_fragment_count, fragments)))
     return head + b',"results":[' + b",".join(fragments) + b"]}"
 
@@ -248,7 +206,7 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
                 try:
                     tok.count(texts[i], **options)
                 except engine_errors.EngineError as exc:
-                    raise _with_index(exc, i) from None
+                    raise at_index(exc, i) from None
             raise
         for i, n in zip(misses, fresh):
             counts[i] = n
@@ -257,81 +215,3 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     total = sum(counts)  # type: ignore[arg-type] - every slot is filled above
     state.metrics.count_tokens(entry.ref, "/count", total)
     return counts  # type: ignore[return-value]
-
-
-def check_encode_limits(state: ServiceState, req: EncodeRequest) -> int:
-    """Raise 413s for over-limit inputs; returns the total chars (for thread offload)."""
-    if req.text is not None:
-        n = len(req.text)
-        if n > state.settings.max_text_chars:
-            _check_texts(state.settings, [req.text], "text")  # raises, with the details
-        return n
-    return _check_texts(state.settings, list(req.texts or ()), "texts")
-
-
-def head_dict(entry: Entry, model: str | None = None) -> dict[str, Any]:
-    """What every response starts with: the tokenizer that answered, and the model the
-    request named it by (only when it named one)."""
-    head = {"tokenizer": entry.ref, "tokenizer_hash": entry.hash}
-    if model is not None:
-        head["model"] = model
-    return head
-
-
-_HEADS: dict[tuple[str, str], bytes] = {}  # (ref, hash) -> head_json(entry); one per version
-
-
-def head_json(entry: Entry, model: str | None = None) -> bytes:
-    """``head_dict`` serialized without its closing brace, for bodies assembled as bytes
-    (``head + b',"count":5}'``); made once per version when no model is echoed."""
-    if model is not None:
-        return dumps(head_dict(entry, model))[:-1]
-    key = (entry.ref, entry.hash)
-    head = _HEADS.get(key)
-    if head is None:
-        head = _HEADS[key] = dumps(head_dict(entry))[:-1]
-    return head
-
-
-# ==== decode ==========================================================================
-
-
-def decode_body(state: ServiceState, entry: Entry, req: DecodeRequest,
-                model: str | None = None) -> bytes:
-    """Blocking: the /decode response body."""
-    tok = entry.tokenizer
-    rows = [req.ids] if req.ids is not None else list(req.batch_ids or ())
-    texts = []
-    for i, ids in enumerate(rows):
-        # The engine validates ids (any integer, however large, that is not an id is a
-        # typed UnknownTokenId listing them all), so there is no second check here.
-        try:
-            texts.append(tok.decode(ids, errors=req.errors,
-                                    skip_special_tokens=req.skip_special_tokens))
-        except engine_errors.EngineError as exc:
-            raise (_with_index(exc, i, "batch_ids") if req.batch_ids is not None
-                   else exc) from None
-    body = head_dict(entry, model)
-    if req.ids is not None:
-        body["text"] = texts[0]
-    else:
-        body["texts"] = texts
-    return dumps(body)
-
-
-def check_decode_limits(state: ServiceState, req: DecodeRequest) -> int:
-    settings = state.settings
-    if req.batch_ids is not None and len(req.batch_ids) > settings.max_batch:
-        raise PayloadTooLarge(
-            f"`batch_ids` has {len(req.batch_ids)} rows; the limit is {settings.max_batch} "
-            f"(TOKSERVE_MAX_BATCH)",
-            field="batch_ids", limit=settings.max_batch, size=len(req.batch_ids),
-        )
-    n = len(req.ids) if req.ids is not None else sum(map(len, req.batch_ids or ()))
-    if n > settings.max_decode_ids:
-        raise PayloadTooLarge(
-            f"decode request has {n} ids; the limit is {settings.max_decode_ids} "
-            f"(TOKSERVE_MAX_DECODE_IDS)",
-            field="ids", limit=settings.max_decode_ids, size=n,
-        )
-    return n * 4  # ~chars of output, for the thread-offload decision

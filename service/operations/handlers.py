@@ -14,18 +14,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from ..errors import dumps
-from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
+from ..runtime.state import ServiceState
 from .conversation import chat_count_body, render_chat_body
-from .encode import (
-    ServiceState,
-    check_decode_limits,
-    check_encode_limits,
-    count_texts,
-    decode_body,
-    encode_body,
-    head_dict,
-    head_json,
-)
+from .decode import check_decode_limits, decode_body
+from .encode import check_encode_limits, count_texts, encode_body
+from .heads import head_dict, head_json
+from .schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
+
 
 @dataclass(frozen=True)
 class Reply:

@@ -38,7 +38,8 @@ from ..errors import (InvalidRequest, PayloadTooLarge, ServiceError, dumps, erro
                      response_for)
 from .parsing import parse_json
 from .schemas import _Targeted
-from .encode import ServiceState, head_dict
+from ..runtime.state import ServiceState, state_of
+from .heads import head_dict
 
 log = logging.getLogger("tokserve.stream")
 
@@ -126,7 +127,7 @@ def _error_frame(exc: BaseException, rid: str | None) -> dict[str, Any]:
 
 async def websocket_endpoint(websocket: WebSocket) -> None:
     """``ws://.../decode/stream``: text frames in and out (see the module docstring)."""
-    state: ServiceState = websocket.app.state.service
+    state = state_of(websocket.app)
     rid = websocket.scope.get("tokserve.request_id")
     await websocket.accept()
     session = StreamSession(state)
@@ -168,7 +169,7 @@ class NdjsonEndpoint:
     is a 4xx like any JSON route's); NDJSON lines are checked as they arrive."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        state: ServiceState = scope["app"].state.service
+        state = state_of(scope["app"])
         rid = scope.get("tokserve.request_id")
         session = StreamSession(state)
         kind = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")

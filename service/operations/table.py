@@ -26,7 +26,7 @@ from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel
 
 from . import handlers, streaming
-from ..http.deps import state_of
+from ..runtime.state import state_of
 from ..http.routes import admin, health, metrics, playground, tokenizers
 from ..http.routes import streaming as streaming_routes
 from ..http.routes._common import json_response
@@ -254,7 +254,7 @@ def gated_paths() -> tuple[frozenset[str], tuple[str, ...]]:
 
 def _body_endpoint(handler: handlers.Handler) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        body = await handler(state_of(request), await request.body())
+        body = await handler(state_of(request.app), await request.body())
         if isinstance(body, handlers.Reply):
             return Response(body.body, status_code=body.status, media_type="application/json",
                             headers={k.decode(): v.decode() for k, v in body.headers})

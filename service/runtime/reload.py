@@ -18,7 +18,7 @@ from collections.abc import Callable
 from anyio import to_thread
 
 from .registry import SyncReport
-from ..operations.encode import ServiceState
+from .state import ServiceState
 
 log = logging.getLogger("tokserve.reload")
 

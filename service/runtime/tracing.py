@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from ..operations.encode import ServiceState
+from .state import ServiceState
 from .telemetry import RequestRecord, current
 
 log = logging.getLogger("tokserve.tracing")

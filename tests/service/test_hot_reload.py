@@ -177,7 +177,7 @@ def test_admin_endpoint_needs_its_token_and_is_off_without_one(tmp_path):
 _STARTUP_HUP = """
 import asyncio, os, shutil, signal, sys
 from pathlib import Path
-from tokserve.service.http.app import build_state
+from tokserve.service.runtime.state import build_state
 from tokserve.service.runtime.reload import defer_sighup, install_sighup
 from tokserve.service.runtime.settings import Settings
 

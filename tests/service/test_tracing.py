@@ -98,7 +98,7 @@ def test_off_or_not_installed_costs_nothing(tmp_path):
         builtins.__import__ = watched
         import asyncio, logging
         from tokserve.service.http.app import create_app
-        from tokserve.service.operations.encode import ServiceState
+        from tokserve.service.runtime.state import ServiceState
         from tokserve.service.runtime.settings import Settings
 
         logging.basicConfig(level=logging.WARNING)

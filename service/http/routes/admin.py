@@ -10,7 +10,7 @@ from __future__ import annotations
 from fastapi import Request, Response
 
 from ..bearer import token_matches
-from ..deps import state_of
+from ...runtime.state import state_of
 from ...errors import AdminDisabled, Forbidden, Unauthorized, dumps
 from ...runtime.reload import reload_artifacts
 from ...runtime.settings import Settings
@@ -30,7 +30,7 @@ def check_admin(settings: Settings, authorization: str | None) -> None:
 
 async def reload(request: Request) -> Response:
     """Load added versions, drop removed ones; reports what changed and what was refused."""
-    state = state_of(request)
+    state = state_of(request.app)
     check_admin(state.settings, request.headers.get("authorization"))
     report = await reload_artifacts(state, "admin")
     return json_response(dumps({**report.as_dict(), "tokenizers": state.registry.refs()}))

@@ -8,13 +8,13 @@ draining process is alive and must not be restarted. /readyz is the readiness pr
 
 from fastapi import Request, Response
 
-from ..deps import state_of
+from ...runtime.state import state_of
 from ...errors import NoArtifacts, dumps
 from ._common import json_response
 
 
 async def healthz(request: Request) -> Response:
-    lifecycle, registry = request.app.state.lifecycle, state_of(request).registry
+    lifecycle, registry = request.app.state.lifecycle, state_of(request.app).registry
     if not lifecycle.loaded:
         raise lifecycle.not_ready(0)
     if len(registry) == 0:
@@ -24,7 +24,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    registry = state_of(request).registry
+    registry = state_of(request.app).registry
     refusal = request.app.state.lifecycle.not_ready(len(registry))
     if refusal is not None:
         raise refusal

@@ -2,10 +2,10 @@
 
 from fastapi import Request, Response
 
-from ..deps import state_of
+from ...runtime.state import state_of
 
 
 async def metrics(request: Request) -> Response:
     request.app.state.telemetry.flush()  # this worker's requests of this loop turn
-    m = state_of(request).metrics
+    m = state_of(request.app).metrics
     return Response(content=m.render(), media_type=m.content_type)

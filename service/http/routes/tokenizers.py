@@ -2,11 +2,11 @@
 
 from typing import Any
 
-from fastapi import Response
+from fastapi import Request, Response
 
-from ..deps import StateDep
 from ...errors import TokenizerNotFound, dumps
 from ...runtime.registry import Entry
+from ...runtime.state import state_of
 from ._common import json_response
 
 
@@ -24,9 +24,9 @@ def describe(entry: Entry) -> dict[str, Any]:
     }
 
 
-async def list_tokenizers(state: StateDep) -> Response:
+async def list_tokenizers(request: Request) -> Response:
     """Every served version, and the default's name@version."""
-    registry = state.registry
+    registry = state_of(request.app).registry
     try:
         default = registry.resolve(None).ref
     except TokenizerNotFound:  # default not loaded: still list the others
@@ -35,12 +35,12 @@ async def list_tokenizers(state: StateDep) -> Response:
     return json_response(dumps({"default": default, "tokenizers": entries}))
 
 
-async def get_tokenizer(name: str, state: StateDep) -> Response:
+async def get_tokenizer(name: str, request: Request) -> Response:
     """One version (bare name = current) plus its manifest."""
-    entry = state.registry.resolve(name)
+    entry = state_of(request.app).registry.resolve(name)
     return json_response(dumps({**describe(entry), "manifest": entry.manifest}))
 
 
-async def list_models(state: StateDep) -> Response:
+async def list_models(request: Request) -> Response:
     """The model names ``tokenizer``/``model`` accept, and the tokenizer each uses."""
-    return json_response(dumps(state.registry.models()))
+    return json_response(dumps(state_of(request.app).registry.models()))

@@ -31,7 +31,7 @@ from ..conversation import select_template
 from ...errors import ServiceError, dumps, shorten, status_for
 from ..handlers import Reply
 from ...runtime.registry import Entry
-from ..encode import ServiceState
+from ...runtime.state import ServiceState
 
 
 class CompatRequest(BaseModel):

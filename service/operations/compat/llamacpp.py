@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from . import CompatRequest, Dialect, Route, encode, ok, render
 from ...errors import InvalidRequest, UnknownModel
-from ..encode import ServiceState
+from ...runtime.state import ServiceState
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error",
           403: "permission_error", 404: "not_found_error", 500: "server_error",

@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from . import CompatRequest, Dialect, Route, around, encode, ok, render
 from ...errors import InvalidRequest, TokenizerNotFound, UnknownModel
-from ..encode import ServiceState
+from ...runtime.state import ServiceState
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:

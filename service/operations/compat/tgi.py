@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field, RootModel
 
 from . import CompatRequest, Dialect, Route, ok, render
 from ...errors import TokenizerNotFound, UnknownModel
-from ..encode import ServiceState
+from ...runtime.state import ServiceState
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:

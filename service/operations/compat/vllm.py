@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 
 from . import CompatRequest, Dialect, Route, around, encode, ok, render, resolve, token_strings
 from ...errors import InvalidRequest
-from ..encode import ServiceState
+from ...runtime.state import ServiceState
 
 _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
