@@ -163,14 +163,13 @@ def _import(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from .. import load
     from ..export import write_hf_tokenizer_json
-    from .cli import _load_one, _UnknownTokenizer
-    from .runtime.roots import roots_from_env
+    from .runtime.roots import UnknownTokenizer, load_one, roots_from_env
 
     source = Path(args.source)
     try:  # a path, or a name resolved as the service resolves it (later roots win)
-        tok = load(source) if source.exists() else _load_one(
+        tok = load(source) if source.exists() else load_one(
             args.artifacts or roots_from_env(), args.source)
-    except _UnknownTokenizer as exc:
+    except UnknownTokenizer as exc:
         print(f"tokserve artifact: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     print(write_hf_tokenizer_json(tok.artifact, args.out))

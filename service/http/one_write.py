@@ -14,7 +14,7 @@ A held head is also written when the response completes (a body uvicorn does not
 as for HEAD, still sends the head) and before the connection is closed or half-closed.
 
 ``OneWriteProtocol`` is uvicorn's httptools protocol with the transport wrapped; the
-server is told to use it in ``lifecycle.run_worker``. It relies on two things uvicorn
+server is told to use it in ``runtime/worker.run_worker``. It relies on two things uvicorn
 does: the protocol creates the request's scope in ``on_message_begin`` and writes through
 ``self.transport`` (set in ``connection_made``), which it hands to the request cycle.
 ``tests/service/test_one_write.py`` checks both against the installed uvicorn.

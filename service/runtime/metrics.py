@@ -23,7 +23,7 @@ Exported series (all prefixed ``tokserve_``):
 Two modes, chosen by the environment when the process starts:
 
 * **Multiprocess** (``PROMETHEUS_MULTIPROC_DIR`` set: ``tokserve serve`` sets it, see
-  ``lifecycle.metrics_dir``): every value lives in a per-process mmap'd file in that
+  ``supervisor.metrics_directory``): every value lives in a per-process mmap'd file in that
   directory and a scrape of any worker merges the files of all of them
   (prometheus_client's ``MultiProcessCollector``), so counters are totals over every
   worker that ever ran in this server, dead ones included. Gauges say how they merge

@@ -2,11 +2,11 @@
 
 Why not uvicorn's ``Multiprocess``: it builds a plain ``uvicorn.Server`` in each worker,
 with no way to hand it another class, and the workers here must drain on SIGTERM
-(``lifecycle.DrainingServer``); the metrics need ``mark_process_dead`` for every
+(``worker.DrainingServer``); the metrics need ``mark_process_dead`` for every
 worker that exits; and SIGHUP should reload artifacts in place in every worker rather
 than restart them. What this supervisor does:
 
-* binds the socket once and starts N workers on it (``lifecycle.run_worker``), each in
+* binds the socket once and starts N workers on it (``worker.run_worker``), each in
   its own process group, so a terminal's Ctrl+C reaches the supervisor only and every
   signal a worker gets comes from here;
 * on Linux the workers are forked from the supervisor after it has imported the app and
@@ -43,7 +43,7 @@ from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from .lifecycle import STARTUP_FAILURE, ServeOptions, run_worker
+from .worker import STARTUP_FAILURE, ServeOptions, run_worker
 from .logs import default_format, logging_config
 from .settings import Settings
 
