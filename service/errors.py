@@ -251,7 +251,7 @@ def error_response(
     request_id: str | None = None, **details: object
 ) -> Response:
     """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
-    unbounded amount of what the caller sent. ``request_id`` (the one the middleware
+    unbounded amount of what the caller sent. ``request_id`` (the one the layers
     gave the request, also in the ``X-Request-ID`` header) goes into the body, so a
     failed call can be followed into the server's logs from the body alone."""
     return Response(dumps(error_body(code, message, request_id=request_id, **details)),
@@ -293,7 +293,7 @@ def response_for(exc: BaseException, path: str, request_id: str,
     """The error response for ``exc`` raised while serving ``path``.
 
     The one mapping both request paths use: FastAPI's exception handlers (below) and the
-    middleware's direct dispatch of the hot POST routes (``middleware._direct``).
+    fast lane's dispatch of the hot POST routes (``http/layers/fast_lane.py``).
     ``render`` writes the body in another shape than the contract's envelope (the compat
     routes speak their projects' error formats); it takes ``error_response``'s arguments.
     """

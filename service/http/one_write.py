@@ -3,10 +3,10 @@
 uvicorn writes a response's head when the app sends ``http.response.start`` and its body
 when it sends ``http.response.body``, and uvloop sends each write at once: two ``send``
 system calls and two TCP segments per response, and a client that wakes for the head,
-finds the response incomplete and sleeps until the body. The hot routes
-(``middleware._direct``) have head and body in hand together, so they ask, through the
-scope's ``extensions["tokserve.one_write"]``, for the next write (the head) to be held
-and sent with the following one (the body), in one ``writev``.
+finds the response incomplete and sleeps until the body. The hot routes (the fast lane,
+``http/layers/fast_lane.py``) have head and body in hand together, so they ask, through
+the scope's ``extensions["tokserve.one_write"]``, for the next write (the head) to be
+held and sent with the following one (the body), in one ``writev``.
 
 Only a caller that sends both messages back to back asks: a held head waits for the
 next write, so a streaming response (whose first chunk may come much later) never asks.

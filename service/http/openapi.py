@@ -1,4 +1,4 @@
-"""The OpenAPI 3.1 document, generated from the operation table (``operations.py``).
+"""The OpenAPI 3.1 document, generated from the operation table (``operations/table.py``).
 
 Not FastAPI's introspection: the hot routes parse their own bodies, so FastAPI would
 document neither their bodies nor their answers. Here every operation gets its request

@@ -1,9 +1,9 @@
 """The POST operations, each ``async (state, raw body) -> JSON bytes``.
 
 One implementation serves both ways a request can arrive: the FastAPI routes built from
-the operation table (``operations.py``, which also lists these paths) and the
-middleware's direct dispatch of these paths (``middleware._direct``), which skips the
-framework's routing and middleware layers on the hot path. Both raise the same typed
+the operation table (``table.py``, which also lists these paths) and the fast lane's
+dispatch of these paths (``http/layers/fast_lane.py``), which skips the framework's
+routing and middleware layers on the hot path. Both raise the same typed
 exceptions and map them through ``errors.response_for``, so a request gets the same
 answer whichever way it takes.
 """

@@ -4,15 +4,16 @@ Each ``Operation`` says its method, path, request and response models, the error
 it can answer with, and how it is served:
 
 * ``handler`` (``async (state, raw body) -> JSON bytes``): the hot POST operations. The
-  middleware's fast lane dispatches these paths itself (``direct_handlers``), skipping
-  the framework's routing; FastAPI gets a route for the same handler too, which is what
-  answers a wrong method on the path with 405.
+  fast lane (``http/layers/fast_lane.py``) serves these paths itself
+  (``direct_handlers``), skipping the framework's routing; FastAPI gets a route for the
+  same handler too, which is what answers a wrong method on the path with 405.
 * ``endpoint``: an ordinary FastAPI endpoint (the GET routes, admin, the page).
 
-``install_routes()`` adds the FastAPI routes from this table, ``direct_handlers()`` the
-fast lane's map, ``open_paths()`` the auth exemptions, ``gated_paths()`` the operations
-refused (503 ``not_ready``) while artifacts load, and ``service/openapi.py`` the
-OpenAPI document. tests/service/test_openapi.py checks that what is served and what is
+``http/framework.py`` adds the FastAPI routes from this table and ``http/openapi.py``
+builds the OpenAPI document from it; the HTTP layers read ``direct_handlers()`` (the
+fast lane's map), ``open_paths()`` (the auth exemptions), ``gated_paths()`` (the
+operations refused, 503 ``not_ready``, while artifacts load), ``body_media_types()``
+and ``error_renderers()``. tests/service/test_openapi.py checks that what is served and what is
 documented are the same set, both ways.
 """
 
@@ -22,14 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
 from pydantic import BaseModel
 
 from . import handlers, streaming
-from ..runtime.state import state_of
 from ..http.routes import admin, health, metrics, playground, tokenizers
 from ..http.routes import streaming as streaming_routes
-from ..http.routes._common import json_response
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
                       EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
@@ -71,7 +69,7 @@ class Operation:
     path_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # name -> schema
     open: bool = False  # served without the API bearer token
     examples: dict[str, Any] = field(default_factory=dict)  # request examples by name
-    needs_artifacts: bool = False  # 503 not_ready while artifacts load (lifecycle.py)
+    needs_artifacts: bool = False  # 503 not_ready while artifacts load (layers/readiness)
     #: media types of the request body a POST accepts (415 for others); () = no body
     consumes: tuple[str, ...] = ("application/json",)
     asgi: Any = None  # a raw ASGI app that serves the route itself (streaming bodies)
@@ -217,18 +215,18 @@ DOCS_STATIC = "/docs/static"
 
 
 def direct_handlers() -> dict[str, handlers.Handler]:
-    """path -> handler, for the middleware's fast lane (POST operations only)."""
+    """path -> handler, for the fast lane (POST operations only)."""
     return {op.path: op.handler for op in OPERATIONS if op.handler is not None}
 
 
 def error_renderers() -> dict[str, Callable[..., Any]]:
     """path -> how its errors are written, for routes not answering the contract's
-    envelope (the middleware's refusals use it too)."""
+    envelope (the layers' refusals use it too)."""
     return {op.path: op.errors_as for op in OPERATIONS if op.errors_as is not None}
 
 
 def body_media_types() -> dict[str, tuple[str, ...]]:
-    """path -> the request media types of its POST operation (the middleware's 415)."""
+    """path -> the request media types of its POST operation (``MediaType``'s 415)."""
     return {op.path: op.consumes for op in OPERATIONS if op.method == "POST" and op.consumes}
 
 
@@ -250,30 +248,3 @@ def gated_paths() -> tuple[frozenset[str], tuple[str, ...]]:
     ops = [op for op in OPERATIONS if op.needs_artifacts]
     exact = frozenset(op.path for op in ops if "{" not in op.path)
     return exact, tuple(op.path.split("{")[0] for op in ops if "{" in op.path)
-
-
-def _body_endpoint(handler: handlers.Handler) -> Callable[[Request], Any]:
-    async def endpoint(request: Request) -> Response:
-        body = await handler(state_of(request.app), await request.body())
-        if isinstance(body, handlers.Reply):
-            return Response(body.body, status_code=body.status, media_type="application/json",
-                            headers={k.decode(): v.decode() for k, v in body.headers})
-        return json_response(body)
-
-    return endpoint
-
-
-def install_routes(app: FastAPI) -> None:
-    """Add the FastAPI route of every operation to ``app``. The OpenAPI document comes
-    from ``service/openapi.py``, not from these routes, so they are left out of FastAPI's
-    own schema."""
-    for op in OPERATIONS:
-        if op.asgi is not None:
-            app.add_route(op.path, op.asgi, methods=[op.method], name=op.name,
-                          include_in_schema=False)
-            continue
-        endpoint = _body_endpoint(op.handler) if op.handler is not None else op.endpoint
-        app.add_api_route(op.path, endpoint, methods=[op.method], name=op.name,
-                          include_in_schema=False)
-        if op.websocket is not None:
-            app.add_api_websocket_route(op.path, op.websocket, name=op.name + "_ws")

@@ -14,7 +14,7 @@ The access line (logger ``tokserve.access``, level INFO) adds ``request_id``,
 ``duration_ms``, ``tokenizer``, ``tokens`` (counted, as billed), ``bytes_in`` and
 ``bytes_out``. Never request content. It is not built by ``logging``: a LogRecord plus
 a JSON formatter cost 12–18 µs a line (measured), a fifth of a whole 1 KB /count. The
-middleware's ``RequestRecord`` already holds every field, so ``AccessLog`` serializes
+request's ``RequestRecord`` already holds every field, so ``AccessLog`` serializes
 it with orjson into the same keys and writes the lines of one event-loop turn with one
 ``write`` (telemetry.py): about a microsecond a request.
 """

@@ -1,6 +1,7 @@
 """What one request leaves behind for operators, and when it is handed over.
 
-The middleware makes a ``RequestRecord`` for every HTTP request (request id, method,
+The ``Recording`` layer (``http/layers/recording.py``) makes a ``RequestRecord`` for
+every HTTP request (request id, method,
 route template, status, duration, bytes in and out) and the operation fills in the
 tokenizer and the tokens it counted (``Metrics.count_tokens`` writes into the record of
 the request being served, found through ``current``; a worker thread sees it too,

@@ -3,18 +3,19 @@
     pip install "tokserve[otel]"          # opentelemetry-api and -sdk
     TOKSERVE_OTEL=1 tokserve serve        # or --otel
 
-Off by default, and then tokserve imports nothing of OpenTelemetry: the middleware holds
-``None`` and pays one attribute test per request (tests/service/test_tracing.py watches
-every import statement in a fresh interpreter). FastAPI 0.165 and newer import the
-OpenTelemetry API themselves (a dependency of theirs), but the hot routes never reach
-FastAPI, so its own instrumentation does not cover them. On, every request gets a server
-span named ``"<METHOD> <route template>"`` with the request id, status, tokenizer and
-tokens counted as attributes, and the operations' stages nest under it: ``parse`` (the
-body into its request model) and ``encode`` / ``decode`` / ``render`` (the work on the
-engine or the chat template, in a worker thread or inline). The spans go to whatever
-tracer provider the process has: configure one with the OpenTelemetry SDK's
-environment variables under ``opentelemetry-instrument``, or in code before the app
-starts; with none, the API's default makes them no-ops.
+Off by default, and then tokserve imports nothing of OpenTelemetry and the app's layer
+stack has no span layer (``http/layers/spans.py``), so requests pay nothing for it
+(tests/service/test_tracing.py watches every import statement in a fresh interpreter).
+FastAPI 0.165 and newer import the OpenTelemetry API themselves (a dependency of
+theirs), but the hot routes never reach FastAPI, so its own instrumentation does not
+cover them. On, every request gets a server span named ``"<METHOD> <route template>"``
+with the request id, status, tokenizer and tokens counted as attributes, and the
+operations' stages nest under it: ``parse`` (the body into its request model) and
+``encode`` / ``decode`` / ``render`` (the work on the engine or the chat template, in a
+worker thread or inline). The spans go to whatever tracer provider the process has:
+configure one with the OpenTelemetry SDK's environment variables under
+``opentelemetry-instrument``, or in code before the app starts; with none, the API's
+default makes them no-ops.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 /healthz is the startup and liveness probe: 503 until artifacts are loaded (``not_ready``
 while they load, ``no_artifacts`` if none could be), then 200, draining included: a
 draining process is alive and must not be restarted. /readyz is the readiness probe:
-200 only when loaded, serving at least one tokenizer and not draining (lifecycle.py).
+200 only when loaded, serving at least one tokenizer and not draining
+(runtime/lifecycle.py).
 """
 
 from fastapi import Request, Response
