@@ -113,12 +113,6 @@ class NoTokenizers(ServiceError):
     code = "no_tokenizers"
 
 
-class ChatUnavailable(ServiceError):
-    """The chat renderer (tokserve.service.chat) is not installed in this build."""
-
-    code = "chat_unavailable"
-
-
 class NotFound(ServiceError):
     """A path under a known route names nothing that exists (a playground asset)."""
 
@@ -172,7 +166,6 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     Unauthorized: 401,
     Forbidden: 403,
     AdminDisabled: 404,
-    ChatUnavailable: 501,
     NotFound: 404,
     NotReady: 503,
     NoArtifacts: 503,

@@ -25,8 +25,7 @@ _REF = "#/components/schemas/{model}"
 _STATUS_TEXT = {400: "Bad input", 401: "Missing or invalid bearer token", 403: "Forbidden",
                 404: "Not found", 413: "Too large", 415: "Unsupported media type",
                 426: "Upgrade required",
-                422: "Invalid request", 500: "Internal error", 501: "Not implemented",
-                503: "Unavailable"}
+                422: "Invalid request", 500: "Internal error", 503: "Unavailable"}
 
 _DESCRIPTION = """Exact byte-level BPE tokenization over versioned tokenizer artifacts.
 

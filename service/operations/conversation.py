@@ -22,13 +22,13 @@ Blocking: handlers run these in a worker thread (templates are caller-controlled
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
-from .chat import openai_format
+from .chat import ChatInput, literals, openai_format, render
 from .chat.fitting import drop_oldest
-from ..errors import (ChatUnavailable, ContextOverflow, PayloadTooLarge, TemplateNotFound,
-                     dumps, shorten)
+from ..errors import ContextOverflow, PayloadTooLarge, TemplateNotFound, dumps, shorten
 from ..runtime.registry import Entry
 from .schemas import CountRequest, RenderChatRequest
 from ..runtime.state import ServiceState
@@ -142,28 +142,26 @@ def _rendered(entry: Entry, req: ChatRequest, source: str, template_hash: str,
               for_count: bool) -> tuple[dict[str, Any], str | None]:
     """Render (fitting first when asked); returns the body without its head, and what
     the template read of the clock."""
-    try:
-        from .chat import render_chat  # the chat renderer (jinja2)
-    except ImportError as exc:
-        raise ChatUnavailable(f"chat rendering is not available in this build ({exc})") \
-            from None
     messages = list(req.messages or ())
-
-    def render(indices: list[int], **outputs: bool) -> Any:
-        return render_chat(
-            entry.tokenizer, source, template_hash=template_hash,
-            messages=[messages[i] for i in indices],
-            add_generation_prompt=req.add_generation_prompt,
-            continue_final_message=req.continue_final_message, tools=req.tools,
-            template_kwargs=req.template_kwargs, reserved_literals=req.reserved_literals,
-            **outputs)
-
-    kept, dropped = _fit(req, messages, lambda idx: len(render(idx, return_ids=True).ids))
     want_offsets = not for_count and req.return_offsets
     want_mask = not for_count and req.return_assistant_mask
-    result = render(kept, return_ids=True, return_offsets=want_offsets,
-                    return_assistant_mask=want_mask,
-                    return_message_counts=req.return_message_counts)
+    chat = ChatInput(source, messages, template_hash=template_hash, tools=req.tools,
+                     template_kwargs=req.template_kwargs,
+                     add_generation_prompt=req.add_generation_prompt,
+                     continue_final_message=req.continue_final_message,
+                     reserved_literals=req.reserved_literals, return_offsets=want_offsets,
+                     return_assistant_mask=want_mask,
+                     return_message_counts=req.return_message_counts)
+    tok = entry.tokenizer
+
+    def tokens(indices: list[int]) -> int:
+        """The ids of the chat made of these messages (for fitting: ids only)."""
+        subset = replace(chat, messages=[messages[i] for i in indices], return_offsets=False,
+                         return_assistant_mask=False, return_message_counts=False)
+        return len(render(tok, subset).ids or ())
+
+    kept, dropped = _fit(req, messages, tokens)
+    result = render(tok, replace(chat, messages=[messages[i] for i in kept]))
     ids = list(result.ids or [])
     body: dict[str, Any] = {"template_hash": template_hash}
     if for_count:
@@ -193,8 +191,6 @@ def _rendered(entry: Entry, req: ChatRequest, source: str, template_hash: str,
 
 def _openai_count(entry: Entry, req: ChatRequest,
                   accounting: openai_format.Accounting) -> dict[str, Any]:
-    from .chat import literals
-
     messages = list(req.messages or ())
     tok = entry.tokenizer
     if req.reserved_literals == "reject":
@@ -260,10 +256,8 @@ def _role(message: Any) -> str | None:
 def _check_chat_texts(settings: Settings, req: ChatRequest) -> None:
     """The per-text limit applies to chat input too: each caller string (content,
     tool arguments, tools, template_kwargs), as /encode applies it to each text."""
-    from .chat.literals import caller_strings
-
     limit = settings.max_text_chars
-    for index, fld, s in caller_strings(list(req.messages or ()), req.tools,
+    for index, fld, s in literals.caller_strings(list(req.messages or ()), req.tools,
                                         req.template_kwargs):
         if len(s) > limit:
             where = f"messages[{index}].{fld}" if index is not None else fld

@@ -41,8 +41,7 @@ _BODY = {413: ("payload_too_large", "input_too_large"),
          422: ("invalid_request", "invalid_json")}
 _TOKENIZER = {404: ("tokenizer_not_found", "unknown_model")}
 _CHAT = {400: ("template_error", "reserved_literal_in_content", "context_overflow"),
-         404: ("tokenizer_not_found", "unknown_model", "template_not_found"),
-         501: ("chat_unavailable",)}
+         404: ("tokenizer_not_found", "unknown_model", "template_not_found")}
 
 
 def _merge(*tables: dict[int, tuple[str, ...]]) -> dict[int, tuple[str, ...]]:

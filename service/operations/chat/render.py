@@ -1,4 +1,4 @@
-"""render_chat: a chat rendered exactly as transformers renders it, then encoded safely.
+"""render: a chat rendered exactly as transformers renders it, then encoded safely.
 
 Steps, each mirroring ``PreTrainedTokenizerBase.apply_chat_template`` /
 ``render_jinja_template`` where transformers defines the behaviour:
@@ -18,8 +18,8 @@ Steps, each mirroring ``PreTrainedTokenizerBase.apply_chat_template`` /
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 import jinja2
@@ -30,6 +30,7 @@ from . import masks
 from .attribution import attribute
 from .compiled import compile_template
 from .environment import BudgetExceeded, RenderLimits, begin_render, end_render
+from .inputs import ChatInput
 from .provenance import Origin, Run, Traced, concat, spans_in, wrap
 
 SPECIAL_TOKEN_NAMES = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
@@ -96,9 +97,10 @@ def _template_failure(exc: BaseException) -> TemplateError:
     return TemplateError(f"template failed: {type(exc).__name__}: {exc}", reason="error")
 
 
-def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, Any] | None,
-             specials: Mapping[str, str], add_generation_prompt: bool,
-             continue_final_message: bool, source: str) -> _Prepared:
+def _prepare(chat: ChatInput) -> _Prepared:
+    """The template's variables for ``chat`` (its special tokens resolved), with the
+    origin of every caller string."""
+    messages, tools, template_kwargs = chat.messages, chat.tools, chat.template_kwargs
     if not isinstance(messages, (list, tuple)) or not messages:
         raise TemplateError("messages must be a non-empty list of message objects",
                             reason="input")
@@ -108,7 +110,7 @@ def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, 
         origins.append(Origin(index, fld, role))
         return len(origins) - 1
 
-    chat: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise TemplateError(f"message {i} is not an object", reason="input", message_index=i)
@@ -120,18 +122,18 @@ def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, 
                          None)
         if reasoning is not None:
             wrapped = {"thinking": reasoning, **wrapped, "reasoning_content": reasoning}
-        chat.append(wrapped)
+        turns.append(wrapped)
 
     final_message = None
-    if continue_final_message:
-        if add_generation_prompt:
+    if chat.continue_final_message:
+        if chat.add_generation_prompt:
             raise TemplateError("continue_final_message and add_generation_prompt are not "
                                 "compatible", reason="input")
-        final_message = chat[-1].get("content")
+        final_message = turns[-1].get("content")
         if final_message is None:
             raise TemplateError('continue_final_message is set but the final message has no '
                                 '"content" to continue', reason="input")
-        if "content" not in source:
+        if "content" not in chat.template:
             raise TemplateError('continue_final_message is set but this template does not '
                                 'read "content"', reason="input")
         try:
@@ -145,7 +147,7 @@ def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, 
                     raise TemplateError("continue_final_message is set but the final message "
                                         "has no text part to continue", reason="input")
             else:
-                chat[-1]["content"] = chat[-1]["content"] + CONTINUE_TAG
+                turns[-1]["content"] = turns[-1]["content"] + CONTINUE_TAG
         except TemplateError:
             raise
         except Exception as exc:  # e.g. a number as content: transformers fails here too
@@ -156,13 +158,13 @@ def _prepare(messages: Sequence[Any], tools: Any, template_kwargs: Mapping[str, 
     clash = [k for k in _RESERVED_VARS if k in kwargs]
     if clash:
         raise TemplateError(f"template_kwargs cannot set {clash}", reason="input")
-    variables: dict[str, Any] = dict(specials)
+    variables: dict[str, Any] = dict(chat.special_tokens or {})
     for key, value in kwargs.items():
         variables[str(key)] = wrap(value, oid(None, f"template_kwargs.{key}"))
-    variables["messages"] = chat
+    variables["messages"] = turns
     variables["tools"] = None if tools is None else wrap(list(tools), oid(None, "tools"))
     variables["documents"] = None
-    variables["add_generation_prompt"] = add_generation_prompt
+    variables["add_generation_prompt"] = chat.add_generation_prompt
     return _Prepared(variables, origins, final_message)
 
 
@@ -205,29 +207,16 @@ def _clip(runs: list[Run], end: int) -> list[Run]:
     return [(s, min(e, end), o) for s, e, o in runs if s < end]
 
 
-def render_chat(
-    tok: Any,
-    template_source: str,
-    *,
-    template_hash: str | None = None,
-    messages: Sequence[Any],
-    add_generation_prompt: bool = False,
-    continue_final_message: bool = False,
-    tools: Sequence[Any] | None = None,
-    template_kwargs: Mapping[str, Any] | None = None,
-    reserved_literals: str = "reject",
-    return_ids: bool = True,
-    return_offsets: bool = False,
-    return_assistant_mask: bool = False,
-    return_message_counts: bool = False,
-    special_tokens: Mapping[str, str] | None = None,
-    limits: RenderLimits | None = None,
-) -> ChatResult:
-    """Render ``messages`` with ``template_source`` exactly as transformers'
-    ``apply_chat_template(..., tokenize=False)`` does, then encode it.
+def render_chat(tok: Any, template_source: str, **fields: Any) -> ChatResult:
+    """``render(tok, ChatInput(template_source, **fields))``: the keywords are
+    ``ChatInput``'s fields (``messages`` is required), for callers that have them as
+    keywords, as transformers' ``apply_chat_template`` takes them."""
+    return render(tok, ChatInput(template_source, **fields))
 
-    ``special_tokens`` overrides the special-token variables read from ``tok``;
-    ``limits`` overrides the render budget.
+
+def render(tok: Any, chat: ChatInput) -> ChatResult:
+    """Render ``chat`` exactly as transformers' ``apply_chat_template(...,
+    tokenize=False)`` does, then encode it.
 
     Raises:
         TemplateError: the template raised, does not compile, tried to leave the sandbox,
@@ -235,41 +224,44 @@ def render_chat(
         ReservedLiteralInContent: reserved_literals="reject" and a caller string holds a
             special-token literal.
     """
-    if reserved_literals not in lit.POLICIES:
+    if chat.reserved_literals not in lit.POLICIES:
         raise ValueError(f"reserved_literals must be one of {lit.POLICIES}")
-    limits = limits or RenderLimits()
-    template_hash = template_hash or \
-        "sha256:" + hashlib.sha256(template_source.encode("utf-8", "surrogatepass")).hexdigest()
-    if reserved_literals == "reject":
-        lit.check_reject(tok, list(messages), tools, template_kwargs)
+    # Defaults resolved once: every step below (and every variant of the chat) sees them.
+    chat = replace(
+        chat, limits=chat.limits or RenderLimits(),
+        template_hash=chat.template_hash or "sha256:" + hashlib.sha256(
+            chat.template.encode("utf-8", "surrogatepass")).hexdigest(),
+        special_tokens=dict(chat.special_tokens) if chat.special_tokens is not None
+        else special_token_variables(tok))
+    limits = chat.limits
+    assert limits is not None and chat.template_hash is not None
+    if chat.reserved_literals == "reject":
+        lit.check_reject(tok, list(chat.messages), chat.tools, chat.template_kwargs)
 
-    specials = dict(special_tokens) if special_tokens is not None else \
-        special_token_variables(tok)
-    prepared = _prepare(messages, tools, template_kwargs, specials, add_generation_prompt,
-                        continue_final_message, template_source)
+    prepared = _prepare(chat)
     try:
-        compiled = compile_template(template_source, template_hash)
+        compiled = compile_template(chat.template, chat.template_hash)
     except Exception as exc:
         raise _template_failure(exc) from None
-    track = return_assistant_mask and compiled.has_generation
+    track = chat.return_assistant_mask and compiled.has_generation
     full, runs, generation, clock = _render(compiled, prepared.variables, limits, track)
 
-    end = _cut_continuation(full, prepared.final_message) if continue_final_message \
+    end = _cut_continuation(full, prepared.final_message) if chat.continue_final_message \
         else len(full)
     text = full[:end]
     runs = _clip(runs, end)
     result = ChatResult(text=text, clock=clock)
 
-    if not (return_ids or return_offsets or return_assistant_mask or return_message_counts):
+    if not (chat.return_ids or chat.return_offsets or chat.return_assistant_mask
+            or chat.return_message_counts):
         return result
     plain = None
-    if reserved_literals == "escape":
+    if chat.reserved_literals == "escape":
         ranges = [(s, e) for s, e, _ in runs]
-        ranges += _marker_ranges(tok, compiled, prepared, messages, tools, template_kwargs,
-                                 specials, add_generation_prompt, continue_final_message,
-                                 template_source, full, limits)
+        ranges += _marker_ranges(tok, compiled, chat, full)
         plain = [r for r in lit.merge_ranges([(s, min(e, end)) for s, e in ranges if s < end])]
-    want_offsets = return_offsets or return_assistant_mask or return_message_counts
+    want_offsets = chat.return_offsets or chat.return_assistant_mask or \
+        chat.return_message_counts
     if want_offsets:
         ids, offs = tok.encode_with_offsets(text, units="char", special_tokens="allow",
                                             plain_ranges=plain or None)
@@ -278,16 +270,15 @@ def render_chat(
         ids = tok.encode(text, special_tokens="allow", plain_ranges=plain or None)
         offsets = None
     result.ids = list(ids)
-    if reserved_literals == "escape":
-        _check_escaped(tok, compiled, result.ids, messages, tools, template_kwargs, specials,
-                       add_generation_prompt, continue_final_message, template_source, limits)
-    if return_offsets:
+    if chat.reserved_literals == "escape":
+        _check_escaped(tok, compiled, result.ids, chat)
+    if chat.return_offsets:
         result.offsets = offsets
-    if return_message_counts:
+    if chat.return_message_counts:
         per_message, result.tools_tokens, result.template_tokens = attribute(
-            offsets or [], runs, prepared.origins, len(messages))
+            offsets or [], runs, prepared.origins, len(chat.messages))
         result.message_tokens = per_message
-    if return_assistant_mask:
+    if chat.return_assistant_mask:
         if compiled.has_generation:
             result.mask_rule = "generation"
             result.assistant_spans = masks.generation_spans(generation, len(text))
@@ -298,28 +289,25 @@ def render_chat(
     return result
 
 
-def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[Any],
-                   tools: Any, template_kwargs: Mapping[str, Any] | None,
-                   specials: Mapping[str, str], add_generation_prompt: bool,
-                   continue_final_message: bool, source: str, limits: RenderLimits) -> None:
+def _check_escaped(tok: Any, compiled: Any, ids: list[int], chat: ChatInput) -> None:
     """Fail closed under ``escape``: the encoded chat may hold no more special-token ids
     than the template writes when every caller literal is replaced by ``_``.
 
     Provenance and the marker render find the caller's characters for the templates we
     know; a template that writes content in a form neither can follow would otherwise let
     a caller literal through as a real turn boundary. That is refused, never returned."""
-    found = lit.literals_in_inputs(tok, list(messages), tools, template_kwargs)
+    found = lit.literals_in_inputs(tok, list(chat.messages), chat.tools, chat.template_kwargs)
     if not found:
         return
     reserved = set(tok.special_tokens.values())
     produced = sum(1 for i in ids if i in reserved)
-    neutral = _prepare(lit.neutralize_value(list(messages), tok),
-                       lit.neutralize_value(tools, tok),
-                       lit.neutralize_value(dict(template_kwargs or {}), tok),
-                       specials, add_generation_prompt, continue_final_message, source)
+    neutral = _prepare(replace(
+        chat, messages=lit.neutralize_value(list(chat.messages), tok),
+        tools=lit.neutralize_value(chat.tools, tok),
+        template_kwargs=lit.neutralize_value(dict(chat.template_kwargs or {}), tok)))
     try:
-        text, _, _, _ = _render(compiled, neutral.variables, limits, False)
-        if continue_final_message:
+        text, _, _, _ = _render(compiled, neutral.variables, chat.limits, False)
+        if chat.continue_final_message:
             text = text[:_cut_continuation(text, neutral.final_message)]
         own = len(tok.find_literals(text))
     except TemplateError:
@@ -334,33 +322,31 @@ def _check_escaped(tok: Any, compiled: Any, ids: list[int], messages: Sequence[A
         )
 
 
-def _marker_ranges(tok: Any, compiled: Any, prepared: _Prepared, messages: Sequence[Any],
-                   tools: Any, template_kwargs: Mapping[str, Any] | None,
-                   specials: Mapping[str, str], add_generation_prompt: bool,
-                   continue_final_message: bool, source: str, full: str,
-                   limits: RenderLimits) -> list[tuple[int, int]]:
+def _marker_ranges(tok: Any, compiled: Any, chat: ChatInput,
+                   full: str) -> list[tuple[int, int]]:
     """Second opinion for ``escape`` (see literals.py): content literal ranges found by a
     render whose content literals carry markers. Empty when no caller string holds one."""
-    found = lit.literals_in_inputs(tok, list(messages), tools, template_kwargs)
+    messages, tools, template_kwargs = list(chat.messages), chat.tools, chat.template_kwargs
+    found = lit.literals_in_inputs(tok, messages, tools, template_kwargs)
     if not found:
         return []
-    texts = [source, full, *(s for _, _, s in lit.caller_strings(list(messages), tools,
-                                                                 template_kwargs))]
+    texts = [chat.template, full,
+             *(s for _, _, s in lit.caller_strings(messages, tools, template_kwargs))]
     markers = lit.pick_markers(texts)
     if markers is None:
         return []
     start, end = markers
-    marked = _prepare(lit.mark_value(list(messages), tok, start, end),
-                      lit.mark_value(tools, tok, start, end),
-                      lit.mark_value(dict(template_kwargs or {}), tok, start, end),
-                      specials, add_generation_prompt, continue_final_message, source)
+    marked = _prepare(replace(
+        chat, messages=lit.mark_value(messages, tok, start, end),
+        tools=lit.mark_value(tools, tok, start, end),
+        template_kwargs=lit.mark_value(dict(template_kwargs or {}), tok, start, end)))
     try:
-        marked_text, _, _, _ = _render(compiled, marked.variables, limits, False)
+        marked_text, _, _, _ = _render(compiled, marked.variables, chat.limits, False)
     except TemplateError:
         return []
     ranges = lit.marked_literal_ranges(marked_text, full, found, start, end)
     return ranges or []
 
 
-__all__ = ["ChatResult", "RenderLimits", "render_chat", "special_token_variables",
-           "Traced", "concat"]
+__all__ = ["ChatInput", "ChatResult", "RenderLimits", "render", "render_chat",
+           "special_token_variables", "Traced", "concat"]

@@ -27,6 +27,7 @@ from fastapi import Response
 from pydantic import BaseModel, ConfigDict
 
 from .... import errors as engine_errors
+from ..chat import ChatInput, render as chat_render
 from ..conversation import select_template
 from ...errors import ServiceError, dumps, shorten, status_for
 from ..handlers import Reply
@@ -96,8 +97,7 @@ class Route:
 _OUR_ERRORS = ((400, "unknown_token_id"), (400, "template_error"), (400, "invalid_utf8"),
                (404, "tokenizer_not_found"), (404, "unknown_model"),
                (404, "template_not_found"), (413, "payload_too_large"),
-               (415, "unsupported_media_type"), (422, "invalid_request"),
-               (501, "chat_unavailable"))
+               (415, "unsupported_media_type"), (422, "invalid_request"))
 
 
 def statuses(dialect: Dialect) -> dict[int, tuple[str, ...]]:
@@ -178,15 +178,13 @@ def render(entry: Entry, messages: Sequence[Any], *, tools: Any = None,
            add_generation_prompt: bool = True, continue_final_message: bool = False,
            offsets: bool = False) -> Rendered:
     """The chat through the tokenizer's default template (caller literals as text)."""
-    from ..chat import render_chat
-
     _, source, template_hash = select_template(entry, None)
-    result = render_chat(entry.tokenizer, source, template_hash=template_hash,
-                         messages=list(messages), tools=tools,
-                         template_kwargs=template_kwargs or {},
-                         add_generation_prompt=add_generation_prompt,
-                         continue_final_message=continue_final_message,
-                         reserved_literals="escape", return_offsets=offsets)
+    chat = ChatInput(source, list(messages), template_hash=template_hash, tools=tools,
+                     template_kwargs=template_kwargs or {},
+                     add_generation_prompt=add_generation_prompt,
+                     continue_final_message=continue_final_message,
+                     reserved_literals="escape", return_offsets=offsets)
+    result = chat_render(entry.tokenizer, chat)
     return Rendered(result.text, list(result.ids or []), result.offsets, template_hash)
 
 
