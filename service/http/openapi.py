@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..operations.table import OPERATIONS, Operation
 from ..operations.schemas import CountRequest, ErrorEnvelope, RenderChatRequest
+from ..operations.table import OPERATIONS, Operation
 
 _REF = "#/components/schemas/{model}"
 

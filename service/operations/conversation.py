@@ -26,14 +26,15 @@ from dataclasses import replace
 from datetime import date
 from typing import Any
 
+from ..errors import ContextOverflow, PayloadTooLarge, TemplateNotFound, dumps, shorten
+from ..runtime.cache import CacheKey
+from ..runtime.registry import Entry
+from ..runtime.settings import Settings
+from ..runtime.state import ServiceState
 from .chat import ChatInput, literals, openai_format, render
 from .chat.fitting import drop_oldest
-from ..errors import ContextOverflow, PayloadTooLarge, TemplateNotFound, dumps, shorten
-from ..runtime.registry import Entry
-from .schemas import CountRequest, RenderChatRequest
-from ..runtime.state import ServiceState
 from .heads import head_dict
-from ..runtime.settings import Settings
+from .schemas import CountRequest, RenderChatRequest
 
 ChatRequest = RenderChatRequest | CountRequest
 
@@ -100,8 +101,7 @@ def _answer(state: ServiceState, entry: Entry, req: ChatRequest, model: str | No
     else:
         _, source, template_hash = select_template(entry, req.template)
         how = ("template", template_hash)
-    options = _options(req, for_count)
-    key = _cache_key(state, entry, how, options, req, source)
+    key = _cache_key(state, entry, how, req, for_count, source)
     store = False
     if key is not None:
         hit, store = state.cache.lookup(key, kind="chat")
@@ -117,22 +117,20 @@ def _answer(state: ServiceState, entry: Entry, req: ChatRequest, model: str | No
     return answer
 
 
-def _options(req: ChatRequest, for_count: bool) -> tuple[Any, ...]:
-    """Every request field that changes the answer, besides the chat itself."""
-    return (for_count, req.reserved_literals, req.add_generation_prompt,
-            req.continue_final_message, req.return_message_counts, req.max_tokens, req.fit,
-            *((False, False, False) if for_count else
-              (req.return_ids, req.return_offsets, req.return_assistant_mask)))
-
-
-def _cache_key(state: ServiceState, entry: Entry, how: tuple[Any, ...],
-               options: tuple[Any, ...], req: ChatRequest,
-               source: str | None) -> tuple[Any, ...] | None:
+def _cache_key(state: ServiceState, entry: Entry, how: tuple[Any, ...], req: ChatRequest,
+               for_count: bool, source: str | None) -> CacheKey | None:
+    """The chat's key (None: too long to cache): its options are every request field
+    that changes the answer besides the chat itself, and today's date when the template
+    can read it."""
     chat = dumps([req.messages, req.tools, req.template_kwargs]).decode("utf-8")
     if not state.cache.cacheable(chat):
         return None
     today = date.today().isoformat() if source and "strftime_now" in source else None
-    return (entry.hash, how, "chat", options, today, chat)
+    options = ("chat", today, for_count, req.add_generation_prompt,
+               req.continue_final_message, req.return_message_counts, req.max_tokens, req.fit,
+               *((False, False, False) if for_count else
+                 (req.return_ids, req.return_offsets, req.return_assistant_mask)))
+    return (entry.hash, how, req.reserved_literals, False, options, chat)
 
 
 # ==== template path ====================================================================

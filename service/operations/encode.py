@@ -18,6 +18,7 @@ import orjson
 from ... import errors as engine_errors
 
 from ..errors import PayloadTooLarge, at_index
+from ..runtime.cache import CacheKey
 from ..runtime.registry import Entry
 from ..runtime.settings import Settings
 from ..runtime.state import ServiceState
@@ -139,7 +140,8 @@ def encode_body(state: ServiceState, entry: Entry, req: EncodeRequest,
     head = head_json(entry, model)  # '{"tokenizer":...,"tokenizer_hash":...'
 
     def one(text: str) -> bytes:
-        key = (entry.hash, None, req.special_tokens, req.add_special_tokens, options, text)
+        key: CacheKey = (entry.hash, None, req.special_tokens, req.add_special_tokens,
+                         options, text)
         store = False
         if cache.cacheable(text):
             hit, store = cache.lookup(key)
@@ -177,7 +179,7 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
     tok, cache = entry.tokenizer, state.cache
     if req.text is not None:  # the common call, kept short: it is a cold 1 KB /count's path
         text, policy, add = req.text, req.special_tokens, req.add_special_tokens
-        key = (entry.hash, None, policy, add, _COUNT, text)
+        key: CacheKey = (entry.hash, None, policy, add, _COUNT, text)
         n, store = cache.lookup(key) if cache.cacheable(text) else (None, False)
         if n is None:
             n = tok.count(text, policy, add)
@@ -187,7 +189,8 @@ def count_texts(state: ServiceState, entry: Entry, req: CountRequest) -> list[in
         return [n]
     texts = list(req.texts or ())
     prefix = (entry.hash, None, req.special_tokens, req.add_special_tokens, _COUNT)
-    keys = [prefix + (text,) if cache.cacheable(text) else None for text in texts]
+    keys: list[CacheKey | None] = [prefix + (text,) if cache.cacheable(text) else None
+                                   for text in texts]
     found = [cache.lookup(key) if key is not None else (None, False) for key in keys]
     counts: list[int | None] = [n for n, _ in found]
     misses = [i for i, n in enumerate(counts) if n is None]

@@ -17,7 +17,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
-SpecialTokens = Literal["reject", "allow", "text"]
+from ...tokenizer import Policy
+
 OffsetUnits = Literal["char", "utf16", "byte"]
 ReservedLiterals = Literal["reject", "escape", "allow"]
 
@@ -77,7 +78,7 @@ class EncodeRequest(_Targeted):
 
     text: str | None = Field(default=None, description="The text; exactly one of text/texts.")
     texts: list[str] | None = Field(default=None, description="A batch; results in order.")
-    special_tokens: SpecialTokens = Field(
+    special_tokens: Policy = Field(
         default="reject",
         description="What a special/added-token literal in the text means: reject (400), "
         "allow (its id), text (ordinary characters).",

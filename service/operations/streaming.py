@@ -36,10 +36,10 @@ from ... import errors as engine_errors
 from ...decode_stream import DecodeStream
 from ..errors import (InvalidRequest, PayloadTooLarge, ServiceError, dumps, error_body,
                      response_for)
-from .parsing import parse_json
-from .schemas import _Targeted
 from ..runtime.state import ServiceState, state_of
 from .heads import head_dict
+from .parsing import parse_json
+from .schemas import _Targeted
 
 log = logging.getLogger("tokserve.stream")
 

@@ -25,9 +25,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from . import handlers, streaming
 from ..http.routes import admin, health, metrics, playground, tokenizers
 from ..http.routes import streaming as streaming_routes
+from . import handlers, streaming
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
                       EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,

@@ -1,10 +1,11 @@
 """Bounded LRU in front of the engine, keyed so versions can never share entries.
 
-Key = ``(tokenizer_hash, template_hash or None, special-token policy, add_special_tokens,
-other options, text)``. ``tokenizer_hash`` is content-derived and changes whenever
-anything that can change ids changes, so a new artifact version (or an edited one under
-the same name) can never be answered from another version's entries; two versions with
-byte-identical tokenizers share the hash and, by the hash's contract, the ids.
+Every answer is keyed the same way (``CacheKey``), text and chat alike: ``(tokenizer_hash,
+template, policy, add_special_tokens, options, text)``. ``tokenizer_hash`` is
+content-derived and changes whenever anything that can change ids changes, so a new
+artifact version (or an edited one under the same name) can never be answered from
+another version's entries; two versions with byte-identical tokenizers share the hash
+and, by the hash's contract, the ids.
 
 Admission on the second sighting: ``lookup`` tells the caller to ``store`` a key's value
 only when the key was looked up before (a set of key hashes, cleared when it reaches
@@ -35,8 +36,21 @@ from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
+#: The one key type of the cache, six slots whatever the answer:
+#:
+#: 0. the tokenizer's hash (``Entry.hash``);
+#: 1. the template: None for a text; for a chat, how it becomes tokens
+#:    (``("template", template_hash)`` or OpenAI's accounting);
+#: 2. the special-token policy (``special_tokens``; a chat's ``reserved_literals``);
+#: 3. ``add_special_tokens`` (a chat's ids never get the post-processor's: False);
+#: 4. every other option that changes the answer, a tuple whose first item names the
+#:    kind of answer (``"encode"``, ``"count"``, ``"chat"``);
+#: 5. the text: the caller's, or a chat's messages, tools and template_kwargs as sent,
+#:    serialized (its size is what ``cacheable`` bounds and the byte bound counts).
+CacheKey = tuple[str, Hashable, str, bool, tuple[Hashable, ...], str]
 
-def _entry_size(key: tuple[Any, ...], value: Any) -> int:
+
+def _entry_size(key: CacheKey, value: Any) -> int:
     text = key[-1]
     size = 200 + (sys.getsizeof(text) if isinstance(text, str) else 64)
     for part in value if isinstance(value, tuple) else (value,):
@@ -64,7 +78,7 @@ class ResultCache:
     def cacheable(self, text: str) -> bool:
         return self.enabled and len(text) <= self.max_text_chars
 
-    def lookup(self, key: tuple[Any, ...], kind: str = "text") -> tuple[Any, bool]:
+    def lookup(self, key: CacheKey, kind: str = "text") -> tuple[Any, bool]:
         """``(value, False)`` on a hit; on a miss ``(None, store)``, ``store`` saying
         whether the caller should ``store`` the value it computes (the key's second
         sighting; see "Admission"). Values are never ``None``. ``kind`` ("text" or
@@ -85,7 +99,7 @@ class ResultCache:
             self._seen.add(digest)
             return None, False
 
-    def store(self, key: tuple[Any, ...], value: Any) -> None:
+    def store(self, key: CacheKey, value: Any) -> None:
         """Store ``value`` (the oldest entries go when a bound is passed)."""
         size = _entry_size(key, value)
         if size > self.max_bytes:

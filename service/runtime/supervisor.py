@@ -43,9 +43,9 @@ from contextlib import contextmanager
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-from .worker import STARTUP_FAILURE, ServeOptions, run_worker
 from .logs import default_format, logging_config
 from .settings import Settings
+from .worker import STARTUP_FAILURE, ServeOptions, run_worker
 
 log = logging.getLogger("tokserve.supervisor")
 

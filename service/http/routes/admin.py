@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from fastapi import Request, Response
 
-from ..bearer import token_matches
-from ...runtime.state import state_of
 from ...errors import AdminDisabled, Forbidden, Unauthorized, dumps
 from ...runtime.reload import reload_artifacts
 from ...runtime.settings import Settings
+from ...runtime.state import state_of
+from ..bearer import token_matches
 from ._common import json_response
 
 

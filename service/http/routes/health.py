@@ -9,8 +9,8 @@ draining process is alive and must not be restarted. /readyz is the readiness pr
 
 from fastapi import Request, Response
 
-from ...runtime.state import state_of
 from ...errors import NoArtifacts, dumps
+from ...runtime.state import state_of
 from ._common import json_response
 
 

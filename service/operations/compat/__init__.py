@@ -27,12 +27,12 @@ from fastapi import Response
 from pydantic import BaseModel, ConfigDict
 
 from .... import errors as engine_errors
-from ..chat import ChatInput, render as chat_render
-from ..conversation import select_template
 from ...errors import ServiceError, dumps, shorten, status_for
-from ..handlers import Reply
 from ...runtime.registry import Entry
 from ...runtime.state import ServiceState
+from ..chat import ChatInput, render as chat_render
+from ..conversation import select_template
+from ..handlers import Reply
 
 
 class CompatRequest(BaseModel):

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from . import CompatRequest, Dialect, Route, encode, ok, render
 from ...errors import InvalidRequest, UnknownModel
 from ...runtime.state import ServiceState
+from . import CompatRequest, Dialect, Route, encode, ok, render
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error",
           403: "permission_error", 404: "not_found_error", 500: "server_error",

@@ -22,9 +22,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from . import CompatRequest, Dialect, Route, around, encode, ok, render
 from ...errors import InvalidRequest, TokenizerNotFound, UnknownModel
 from ...runtime.state import ServiceState
+from . import CompatRequest, Dialect, Route, around, encode, ok, render
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:

@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, RootModel
 
-from . import CompatRequest, Dialect, Route, ok, render
 from ...errors import TokenizerNotFound, UnknownModel
 from ...runtime.state import ServiceState
+from . import CompatRequest, Dialect, Route, ok, render
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:

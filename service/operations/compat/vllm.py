@@ -25,9 +25,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from . import CompatRequest, Dialect, Route, around, encode, ok, render, resolve, token_strings
 from ...errors import InvalidRequest
 from ...runtime.state import ServiceState
+from . import CompatRequest, Dialect, Route, around, encode, ok, render, resolve, token_strings
 
 _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
