@@ -64,7 +64,7 @@ class _Targeted(_Request):
 
 
 def _exactly_one(model: BaseModel, *names: str) -> None:
-    """The "exactly one of" rule; ``service/openapi.py`` states the same rule in the
+    """The "exactly one of" rule; ``http/openapi.py`` states the same rule in the
     schema from each model's ``one_of``, so a body the schema accepts is never a 422."""
     given = [n for n in names if getattr(model, n) is not None]
     if len(given) != 1:
@@ -217,7 +217,7 @@ class DecodeRequest(_Targeted):
 
 # ==== responses =========================================================================
 # Built as dicts/bytes by the handlers (cheaper than response models); these models
-# exist to document them (service/openapi.py) and tests/test_openapi.py validates real
+# exist to document them (http/openapi.py) and tests/service/test_openapi.py validates real
 # responses of every operation against them, so the two cannot drift.
 
 _HASH = r"^sha256:[0-9a-f]{64}$"

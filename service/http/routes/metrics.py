@@ -1,4 +1,4 @@
-"""GET /metrics: Prometheus text format, every worker's series (metrics.py)."""
+"""GET /metrics: Prometheus text format, every worker's series (runtime/metrics.py)."""
 
 from fastapi import Request, Response
 

@@ -1,4 +1,5 @@
-"""GET /decode/stream without an Upgrade: the route is a WebSocket (service/streaming.py)."""
+"""GET /decode/stream without an Upgrade: the route is a WebSocket
+(operations/streaming.py)."""
 
 from fastapi import Request, Response
 
