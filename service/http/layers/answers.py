@@ -15,11 +15,13 @@ RECORD = "tokserve.record"
 
 
 def header(scope: Scope, name: bytes) -> bytes | None:
-    """The value of the request header ``name`` (lower-case), or None."""
+    """The value of the request header ``name`` (lower-case; the last one when it is
+    sent more than once), or None."""
+    found = None
     for key, value in scope["headers"]:
         if key == name:
-            return value
-    return None
+            found = value
+    return found
 
 
 def hold_head(scope: Scope) -> None:

@@ -64,7 +64,6 @@ class BodyLimit:
         for key, value in scope["headers"]:  # answers.header, inline (the hot path)
             if key == b"content-length":
                 length = value
-                break
         if length is None:
             return self.app(scope, self._counted(receive, scope[RECORD]), send)
         if len(length) >= self._digits:

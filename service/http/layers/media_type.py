@@ -52,7 +52,6 @@ class MediaType:
         for key, value in scope["headers"]:  # answers.header, inline (the hot path)
             if key == b"content-type":
                 content_type = value
-                break
         if content_type is not None:
             key = (content_type, consumes)
             accepted = self._verdicts.get(key)

@@ -46,7 +46,6 @@ class RequestId:
         for key, val in scope["headers"]:  # answers.header and request_id(), inline
             if key == b"x-request-id":
                 value = val
-                break
         scope[REQUEST_ID] = value.decode() if value is not None and _TOKEN.fullmatch(value) \
             else self._ids()
         return self.app(scope, receive, send)
