@@ -163,14 +163,13 @@ def _import(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from .. import load
     from ..authoring.export import write_hf_tokenizer_json
-    from .cli import _load_one, _UnknownTokenizer
-    from .roots import roots_from_env
+    from .runtime.roots import UnknownTokenizer, load_one, roots_from_env
 
     source = Path(args.source)
     try:  # a path, or a name resolved as the service resolves it (later roots win)
-        tok = load(source) if source.exists() else _load_one(
+        tok = load(source) if source.exists() else load_one(
             args.artifacts or roots_from_env(), args.source)
-    except _UnknownTokenizer as exc:
+    except UnknownTokenizer as exc:
         print(f"tokserve artifact: {exc.code}: {exc.message}", file=sys.stderr)
         return 2
     print(write_hf_tokenizer_json(tok.artifact, args.out))
@@ -195,8 +194,8 @@ def _verify(dirs: Sequence[Path]) -> int:
 
 
 def _list(roots: list[Path] | None) -> int:
-    from .registry import discover
-    from .settings import get_settings
+    from .runtime.registry import discover
+    from .runtime.settings import get_settings
 
     roots = roots or get_settings().artifact_roots()
     for vdir in discover(roots):

@@ -113,12 +113,6 @@ class NoTokenizers(ServiceError):
     code = "no_tokenizers"
 
 
-class ChatUnavailable(ServiceError):
-    """The chat renderer (tokserve.service.chat) is not installed in this build."""
-
-    code = "chat_unavailable"
-
-
 class NotFound(ServiceError):
     """A path under a known route names nothing that exists (a playground asset)."""
 
@@ -172,7 +166,6 @@ STATUS_BY_TYPE: dict[type[BaseException], int] = {
     Unauthorized: 401,
     Forbidden: 403,
     AdminDisabled: 404,
-    ChatUnavailable: 501,
     NotFound: 404,
     NotReady: 503,
     NoArtifacts: 503,
@@ -205,6 +198,16 @@ def dumps(obj: object) -> bytes:
         return orjson.dumps(obj)
     except TypeError:
         return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode()
+
+
+def at_index(exc: engine_errors.EngineError, index: int,
+             field: str = "texts") -> engine_errors.EngineError:
+    """``exc`` naming the batch item that failed, by the field the caller sent
+    (``texts[3]: ...``, with ``index`` and ``field`` in its details)."""
+    exc.details["index"] = index
+    exc.details["field"] = f"{field}[{index}]"
+    exc.message = f"{field}[{index}]: {exc.message}"
+    return exc
 
 
 #: Bounds on what an error body echoes: each string (a caller's tokenizer name, a
@@ -241,7 +244,7 @@ def error_response(
     request_id: str | None = None, **details: object
 ) -> Response:
     """The contract's envelope, bounded (see ``MAX_ECHO``): an error never echoes an
-    unbounded amount of what the caller sent. ``request_id`` (the one the middleware
+    unbounded amount of what the caller sent. ``request_id`` (the one the layers
     gave the request, also in the ``X-Request-ID`` header) goes into the body, so a
     failed call can be followed into the server's logs from the body alone."""
     return Response(dumps(error_body(code, message, request_id=request_id, **details)),
@@ -283,7 +286,7 @@ def response_for(exc: BaseException, path: str, request_id: str,
     """The error response for ``exc`` raised while serving ``path``.
 
     The one mapping both request paths use: FastAPI's exception handlers (below) and the
-    middleware's direct dispatch of the hot POST routes (``middleware._direct``).
+    fast lane's dispatch of the hot POST routes (``http/layers/fast_lane.py``).
     ``render`` writes the body in another shape than the contract's envelope (the compat
     routes speak their projects' error formats); it takes ``error_response``'s arguments.
     """

@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from tokserve.service.app import create_app
-from tokserve.service.deadlines import protocol_with_deadlines
-from tokserve.service.settings import Settings
+from tokserve.service.http.app import create_app
+from tokserve.service.http.deadlines import protocol_with_deadlines
+from tokserve.service.runtime.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -48,7 +48,7 @@ def test_readme_curl_commands_work_against_a_live_server():
     import subprocess
 
     from servers import LiveServer
-    from tokserve.service.settings import Settings
+    from tokserve.service.runtime.settings import Settings
 
     if shutil.which("curl") is None:
         pytest.skip("needs the curl command")

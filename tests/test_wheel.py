@@ -93,7 +93,8 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
         assert f"tokserve/{module.as_posix()}.pyi" in names, module
     for needed in ("tokserve/py.typed", "tokserve/models.json", "tokserve/client/__init__.py",
                    "tokserve/service/static/index.html",
-                   "tokserve/service/chat/render.py", "tokserve/service/routes/health.py"):
+                   "tokserve/service/operations/chat/render.py",
+                   "tokserve/service/http/routes/health.py"):
         assert needed in names
     # Every module of the source folders, at its place in the namespace (pyproject's
     # package list is explicit: a subpackage left out of it would be missing here).
@@ -121,7 +122,7 @@ def test_installed_wheel_imports_one_namespace_from_any_directory(venv, tmp_path
     # The whole app, imported from the wheel alone: a module missing from it must not be
     # found in this checkout (the test interpreter's editable install is on the path).
     strays = subprocess.run(
-        [python, "-c", "import sys, tokserve.service.app, tokserve.client; "
+        [python, "-c", "import sys, tokserve.service.http.app, tokserve.client; "
          "print('\\n'.join(f'{n} {m.__file__}' for n, m in sorted(sys.modules.items()) "
          "if n.startswith('tokserve') and getattr(m, '__file__', None) "
          f"and not m.__file__.startswith({str(venv)!r})))"],

@@ -90,8 +90,8 @@ def _bos_artifact(root: Path) -> Path:
 
 def _app(extra_root: Path, auth_token: str | None = None) -> Any:
     from tokserve import bundled_root
-    from tokserve.service.app import create_app
-    from tokserve.service.settings import Settings
+    from tokserve.service.http.app import create_app
+    from tokserve.service.runtime.settings import Settings
 
     settings = Settings(bundled_artifacts=bundled_root(), artifacts=[extra_root],
                         auth_token=auth_token, default_tokenizer="o200k_base",

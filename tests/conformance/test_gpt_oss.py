@@ -22,7 +22,7 @@ import pytest
 from shared_files import shared_file
 
 import tokserve
-from tokserve.service.chat import render_chat
+from tokserve.service.operations.chat import render_chat
 from tokserve.service.errors import ReservedLiteralInContent
 
 SPECIALS = {"bos_token": "<|startoftext|>", "eos_token": "<|return|>",

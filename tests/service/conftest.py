@@ -10,7 +10,7 @@ import pytest
 
 from servers import LiveServer, ServerProcess
 from tokserve import bundled_root
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 
 def _bundled(name: str) -> Path:

@@ -172,7 +172,7 @@ def test_tekken_imported_with_a_template_renders_like_transformers_and_mistral_c
     root = tmp_path_factory.mktemp("nemo")
     imported(root, tekken, "nemo", "--chat-template", template,
              "--models", "mistralai/Mistral-Nemo-Instruct-2407")
-    from tokserve.service.settings import Settings
+    from tokserve.service.runtime.settings import Settings
 
     messages = NEMO_CHATS[index]
     with live_server(Settings(_env_file=None, artifacts=[root])) as srv:
@@ -203,7 +203,7 @@ def test_rank_file_imported_with_a_named_template(tmp_path):
     out = run_cli("artifact", "verify", directory)
     assert out.returncode == 0, out.stderr
     from conformance.references import get_pair
-    from tokserve.service.chat import render_chat
+    from tokserve.service.operations.chat import render_chat
 
     tok = tokserve.load(str(directory))
     messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "日本語?"}]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@ second sighting."""
 
 from __future__ import annotations
 
-from tokserve.service.cache import ResultCache
+from tokserve.service.runtime.cache import ResultCache
 
 
 def _key(i: int, text: str = "t") -> tuple:

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tokserve.service.chat import render_chat
-from tokserve.service.settings import Settings
+from tokserve.service.operations.chat import render_chat
+from tokserve.service.runtime.settings import Settings
 
 SHARED_TEMPLATES = Path(__file__).resolve().parents[3] / "shared" / "templates"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from shared_files import shared_file
 
-from tokserve.service.chat import render_chat
+from tokserve.service.operations.chat import render_chat
 from tokserve.service.errors import ReservedLiteralInContent
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tokserve.service.chat import compiled as chat_compiled
-from tokserve.service.chat import render_chat
-from tokserve.service.chat.provenance import Traced, runs_of
+from tokserve.service.operations.chat import compiled as chat_compiled
+from tokserve.service.operations.chat import render_chat
+from tokserve.service.operations.chat.provenance import Traced, runs_of
 
 OID = 7
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokserve.service.chat import RenderLimits, render_chat
+from tokserve.service.operations.chat import RenderLimits, render_chat
 from tokserve.service.errors import TemplateError
 
 MSGS = [{"role": "user", "content": "hi"}]

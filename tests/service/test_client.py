@@ -22,7 +22,7 @@ import pytest
 
 import tokserve
 from tokserve import client as tc
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 ADMIN = "admin-secret"
 KEY = "api-secret"
@@ -408,7 +408,7 @@ def test_readme_python_examples_run(server):
 def test_every_code_the_service_documents_has_its_client_exception():
     """The client's code table and the service's operation table agree: each error code an
     operation can answer with raises its own subclass, never the bare base class."""
-    from tokserve.service.openapi import build
+    from tokserve.service.http.openapi import build
 
     document = build("0", auth=True, admin=True)
     codes = set()

@@ -234,7 +234,7 @@ def test_tgi_tokenize_openapi_example(client, o200k):
 def test_tgi_tokenize_offsets_are_bytes_and_specials_have_none(client, live_server, bundled,
                                                                tmp_path_factory):
     from tokserve.authoring.importers import import_tiktoken
-    from tokserve.service.settings import Settings
+    from tokserve.service.runtime.settings import Settings
 
     root = tmp_path_factory.mktemp("bos")
     import_tiktoken(bundled("cl100k_base") / "cl100k_base.tiktoken", root, "withbos", "1",

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 import tokserve
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 TEXT = "Streaming 東京タワー 🗼 and 👩‍👩‍👧‍👦 with naïve café — Ελληνικά"
 

@@ -18,10 +18,10 @@ import httpx
 import orjson
 import pytest
 
-from tokserve.service.parsing import MAX_DEPTH, MAX_LISTED
+from tokserve.service.operations.parsing import MAX_DEPTH, MAX_LISTED
 from tokserve.service.errors import MAX_ECHO, MAX_LIST
-from tokserve.service.operations import OPERATIONS
-from tokserve.service.settings import Settings
+from tokserve.service.operations.table import OPERATIONS
+from tokserve.service.runtime.settings import Settings
 
 JSON = {"content-type": "application/json"}
 CHAT = {"tokenizer": "deepseek-v4", "messages": [{"role": "user", "content": "hi"}]}

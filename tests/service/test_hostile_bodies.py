@@ -17,7 +17,7 @@ import weakref
 import orjson
 import pytest
 
-from tokserve.service.serving import in_thread
+from tokserve.service.runtime.offload import in_thread
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads the worker's RSS from /proc")

@@ -177,9 +177,9 @@ def test_admin_endpoint_needs_its_token_and_is_off_without_one(tmp_path):
 _STARTUP_HUP = """
 import asyncio, os, shutil, signal, sys
 from pathlib import Path
-from tokserve.service.app import build_state
-from tokserve.service.reload import defer_sighup, install_sighup
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.state import build_state
+from tokserve.service.runtime.reload import defer_sighup, install_sighup
+from tokserve.service.runtime.settings import Settings
 
 root, source = Path(sys.argv[1]), Path(sys.argv[2])
 defer_sighup()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import socket
 
 import pytest
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 
 def _is_error(r, status: int, code: str) -> dict:

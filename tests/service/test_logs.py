@@ -93,7 +93,7 @@ def test_text_format_and_no_access_log(tmp_path):
 @pytest.mark.parametrize("fmt", ["json", "text"])
 def test_an_internal_error_is_logged_with_its_request_id(fmt):
     """A 500 logs the traceback under the request id, in the configured format."""
-    from tokserve.service.logs import logging_config
+    from tokserve.service.runtime.logs import logging_config
 
     config = logging_config(fmt, "info")
     formatter = logging.config.DictConfigurator(config).configure_formatter(

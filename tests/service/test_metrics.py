@@ -20,8 +20,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from servers import ServerProcess
-from tokserve.service.metrics import Metrics
-from tokserve.service.telemetry import RequestRecord
+from tokserve.service.runtime.metrics import Metrics
+from tokserve.service.runtime.telemetry import RequestRecord
 
 
 def scrape(url: str) -> dict[tuple[str, tuple], float]:

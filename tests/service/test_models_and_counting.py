@@ -15,7 +15,7 @@ import httpx
 import pytest
 import tiktoken.model
 
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 # ==== models by name ====================================================================
 

@@ -18,9 +18,9 @@ import jsonschema
 import pytest
 
 from tokserve import __version__
-from tokserve.service.app import create_app
-from tokserve.service.operations import DOCS_PATHS, OPERATIONS
-from tokserve.service.settings import Settings
+from tokserve.service.http.app import create_app
+from tokserve.service.operations.table import DOCS_PATHS, OPERATIONS
+from tokserve.service.runtime.settings import Settings
 
 ADMIN = "admin-token"
 

@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from pydantic import BaseModel, ValidationError
 
 from tokserve.service.errors import InvalidRequest
-from tokserve.service.parsing import Prevalidated, parse_json
-from tokserve.service.schemas import CountRequest, DecodeRequest, EncodeRequest, RenderChatRequest
-from tokserve.service.streaming import StreamMessage
+from tokserve.service.operations.parsing import Prevalidated, parse_json
+from tokserve.service.operations.schemas import (CountRequest, DecodeRequest, EncodeRequest,
+                                                RenderChatRequest)
+from tokserve.service.operations.streaming import StreamMessage
 
 MODELS = [EncodeRequest, CountRequest, DecodeRequest, RenderChatRequest, StreamMessage]
 

@@ -11,7 +11,7 @@ import importlib.util
 import pytest
 
 MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"}]
-HAVE_CHAT = importlib.util.find_spec("tokserve.service.chat") is not None
+HAVE_CHAT = importlib.util.find_spec("tokserve.service.operations.chat") is not None
 needs_chat = pytest.mark.skipif(not HAVE_CHAT, reason="service/chat/__init__.py is missing")
 
 

@@ -13,8 +13,8 @@ import pytest
 
 import tokserve
 from tokserve import bundled_root
-from tokserve.service.roots import default_from_env, roots_from_env
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.roots import default_from_env, roots_from_env
+from tokserve.service.runtime.settings import Settings
 
 #: the console script installed beside this interpreter
 TOKSERVE = shutil.which("tokserve", path=str(Path(sys.executable).parent)) or "tokserve"

@@ -15,7 +15,7 @@ import textwrap
 
 import pytest
 
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 sdk = pytest.importorskip("opentelemetry.sdk.trace", reason="needs the [otel] extra")
 
@@ -97,9 +97,9 @@ def test_off_or_not_installed_costs_nothing(tmp_path):
 
         builtins.__import__ = watched
         import asyncio, logging
-        from tokserve.service.app import create_app
-        from tokserve.service.serving import ServiceState
-        from tokserve.service.settings import Settings
+        from tokserve.service.http.app import create_app
+        from tokserve.service.runtime.state import ServiceState
+        from tokserve.service.runtime.settings import Settings
 
         logging.basicConfig(level=logging.WARNING)
         app = create_app(Settings(_env_file=None, otel=blocked))
@@ -129,5 +129,5 @@ def test_off_or_not_installed_costs_nothing(tmp_path):
         if not args:
             assert imported == "[]"  # off: tokserve imported nothing of OpenTelemetry
         else:
-            assert "tokserve.service.tracing" in imported  # it tried, and was refused
+            assert "tokserve.service.runtime.tracing" in imported  # it tried, and was refused
             assert "OpenTelemetry is not installed" in done.stderr

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tokserve.service.registry import Registry, version_key
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.registry import Registry, version_key
+from tokserve.service.runtime.settings import Settings
 
 REPO = Path(__file__).resolve().parents[2]
 
