@@ -252,7 +252,7 @@ cdef class BpeModel:
         # over megabytes and each reference count is a write to one of them, so the
         # loop requests the lines it will need ahead: the pointer slot 2 * _AHEAD ids
         # ahead, the int _AHEAD ids ahead (without it a cold pass waited here on one miss
-        # after another: benchmarks/README.md, "Why the engine is shaped like this").
+        # after another: docs/ENGINE.md).
         cdef size_t i, n = ids.size()
         cdef list out = PyList_New(n)
         cdef PyObject *known

@@ -115,7 +115,7 @@ static inline uint32_t bpe_two_byte_token(const BpeVocab &v, const unsigned char
  * bytes) or the token filter (which has no false "absent"): both are 256 KiB and mostly
  * in L2, where the pair cache's 512 KiB of random keys is not, and answers that never
  * enter the pair cache leave it to the pairs that do merge (random letters ran markedly
- * faster: benchmarks/README.md, "Why the engine is shaped like this"). */
+ * faster: docs/ENGINE.md). */
 static inline bool bpe_surely_no_token(const BpeVocab &v, const unsigned char *q, size_t n) {
     return n == 2 ? bpe_two_byte_token(v, q) == BPE_NO_TOKEN
                   : !bt_filter_has(v.token_filter, q, n);
