@@ -173,7 +173,8 @@ def create_app(settings: Settings | None = None, *,
     ids = RequestIds()
     http = _compose(framework, _layers(settings, ids, state, lifecycle, telemetry, tracing))
     websocket = WebSocketChecks(framework, ids=ids, token=_token(settings),
-                                origins=settings.cors_origins, lifecycle=lifecycle,
+                                origins=settings.cors_origins,
+                                hosts=settings.allowed_hosts, lifecycle=lifecycle,
                                 telemetry=telemetry, open_paths=open_paths()[0],
                                 gated=gated_paths(), routes=websocket_paths())
     return Service(http, websocket, framework, lifecycle, telemetry, tracing)

@@ -188,7 +188,7 @@ OPERATIONS: tuple[Operation, ...] = (
 )
 
 def _compat_operations() -> tuple[Operation, ...]:
-    """The compat routes (service/compat/): another project's request and response
+    """The compat routes (service/operations/compat/): another project's request and response
     shapes, its errors and their statuses; on the fast lane like the hot routes."""
     from .compat import llamacpp, sglang, statuses, tgi, vllm
 

@@ -97,6 +97,13 @@ class Settings(BaseSettings):
         "comma-separated in the env var. Empty (the default): no CORS headers at all, so "
         "browsers keep other sites' pages out. '*' allows any origin.",
     )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["localhost", "127.0.0.1", "[::1]"],
+        description="Host names of this service's own pages, comma-separated in the env "
+        "var: a WebSocket handshake from a page of one of them (any scheme and port) is "
+        "same-site; any other origin must be listed in cors_origins. The request's Host "
+        "header is never trusted for this (a DNS-rebinding page sends its own).",
+    )
 
     # --- operations (docs/SERVICE.md, "Running a fleet") -----------------------------
     log_level: str = Field(default="info")
@@ -131,7 +138,7 @@ class Settings(BaseSettings):
         description="OpenTelemetry spans per request and stage (needs the [otel] extra).",
     )
 
-    @field_validator("cors_origins", mode="before")
+    @field_validator("cors_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_origins(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -1,7 +1,7 @@
 """Acceptance 4 of issue 4: hostile templates get TemplateError, and the process goes on.
 
 Sandbox escapes (dunder attributes, namespace internals), runaway loops, recursion and
-huge outputs are each stopped by the environment (service/chat/environment.py) — by the
+huge outputs are each stopped by the environment (service/operations/chat/environment.py) — by the
 sandbox, the operation budget or the size cap — never by the test's patience. No timing
 assertions: the budgets are counted in operations and characters.
 """

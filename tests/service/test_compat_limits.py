@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tokserve.service.compat import llamacpp, sglang, tgi, vllm
-from tokserve.service.settings import Settings
+from tokserve.service.operations.compat import llamacpp, sglang, tgi, vllm
+from tokserve.service.runtime.settings import Settings
 
 LONG = "a" * 101
 

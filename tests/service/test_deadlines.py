@@ -1,5 +1,5 @@
 """A client that trickles its request cannot hold a connection (issue 33): the request's
-head and body have deadlines (``service/deadlines.py``), checked on a real server over
+head and body have deadlines (``service/http/deadlines.py``), checked on a real server over
 raw sockets with deadlines of a fraction of a second."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 import pytest
 from websockets.sync.client import connect
 
-from tokserve.service.settings import Settings
+from tokserve.service.runtime.settings import Settings
 
 DEADLINE = 0.6
 

@@ -192,3 +192,41 @@ def test_websocket_needs_the_token_and_a_known_origin(guarded):
     r = httpx.post(guarded.url + "/decode/stream", content=b'{"ids": [1]}\n',
                    headers={"content-type": "application/x-ndjson"})
     assert r.status_code == 401
+
+
+def _handshake_status(server, host: str, origin: str | None) -> int:
+    """The status a raw WebSocket handshake gets, with the Host and Origin given."""
+    lines = ["GET /decode/stream HTTP/1.1", f"Host: {host}", "Upgrade: websocket",
+             "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+             "Sec-WebSocket-Version: 13", "Authorization: Bearer ws-token"]
+    if origin is not None:
+        lines.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        head = b""
+        while b"\r\n" not in head:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            head += chunk
+    return int(head.split(b" ", 2)[1])
+
+
+def test_websocket_origin_is_never_judged_by_the_host_header(guarded):
+    """A DNS-rebinding page (evil.example resolved to 127.0.0.1) sends its own name as
+    Host and Origin alike: refused. The service's own names (loopback by default) and
+    the listed origins are accepted; a request without Origin (not a browser) too."""
+    port = guarded.port
+    rebinding = f"evil.example:{port}"
+    assert _handshake_status(guarded, rebinding, f"http://{rebinding}") == 403
+    assert _handshake_status(guarded, rebinding, "null") == 403
+    assert _handshake_status(guarded, f"127.0.0.1:{port}", f"http://127.0.0.1:{port}") == 101
+    assert _handshake_status(guarded, f"localhost:{port}", f"https://localhost:{port}") == 101
+    assert _handshake_status(guarded, f"[::1]:{port}", f"http://[::1]:{port}") == 101
+    assert _handshake_status(guarded, rebinding, "https://app.example") == 101
+    assert _handshake_status(guarded, rebinding, None) == 101
+
+
+def test_websocket_allowed_hosts_come_from_the_settings(monkeypatch):
+    monkeypatch.setenv("TOKSERVE_ALLOWED_HOSTS", "tokserve.internal, 10.0.0.5")
+    assert Settings(_env_file=None).allowed_hosts == ["tokserve.internal", "10.0.0.5"]

@@ -12,7 +12,7 @@ import pytest
 
 MSGS = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi!"}]
 HAVE_CHAT = importlib.util.find_spec("tokserve.service.operations.chat") is not None
-needs_chat = pytest.mark.skipif(not HAVE_CHAT, reason="service/chat/__init__.py is missing")
+needs_chat = pytest.mark.skipif(not HAVE_CHAT, reason="service/operations/chat/__init__.py is missing")
 
 
 def test_tokenizer_without_template_is_404_for_render_chat(client):

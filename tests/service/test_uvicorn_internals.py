@@ -18,7 +18,7 @@ from packaging.requirements import Requirement
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
-from tokserve.service.one_write import EXTENSION, HeldHeadTransport, OneWriteProtocol
+from tokserve.service.http.one_write import EXTENSION, HeldHeadTransport, OneWriteProtocol
 
 
 def _uvicorn_requirement() -> Requirement:
@@ -43,7 +43,7 @@ def test_uvicorn_internals_hooks_exist():
                  "handle_websocket_upgrade"):
         assert callable(getattr(HttpToolsProtocol, hook, None)), (
             f"uvicorn {uvicorn.__version__}: HttpToolsProtocol.{hook} is gone; "
-            "service/one_write.py and service/deadlines.py need updating")
+            "service/http/one_write.py and service/http/deadlines.py need updating")
 
 
 async def _one_request() -> tuple[OneWriteProtocol, dict, bytes]:

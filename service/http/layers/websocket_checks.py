@@ -1,8 +1,11 @@
 """WebSocket handshakes: the checks HTTP requests get from several layers, at once.
 
 A WebSocket gets the same bearer check as HTTP and a cross-site check browsers do not do
-for WebSockets: a page of another origin (not listed in ``cors_origins``) is refused, so
-no web page can drive a local instance's sockets; while artifacts load, the routes that
+for WebSockets: a handshake with an ``Origin`` is accepted only from an origin listed in
+``cors_origins``, or from a page whose host is one of ``allowed_hosts`` (the service's own
+names; loopback by default), so no other web page can drive a local instance's sockets.
+The request's ``Host`` is never compared: a DNS-rebinding page (its name resolved to
+127.0.0.1) sends its own name there and as its origin, and was taken for same-site; while artifacts load, the routes that
 need them are refused too. A refused handshake is closed with 1008 and its reason. Each
 gets a request id and a record (method ``WEBSOCKET``, status 101 or 403) like an HTTP
 request.
@@ -32,14 +35,16 @@ class WebSocketChecks:
     WebSocket paths (their metrics label; any other is ``unmatched``)."""
 
     def __init__(self, app: ASGIApp, *, ids: RequestIds,
-                 token: bytes | None, origins: Sequence[str], lifecycle: Lifecycle,
+                 token: bytes | None, origins: Sequence[str], hosts: Sequence[str],
+                 lifecycle: Lifecycle,
                  telemetry: Telemetry, open_paths: Collection[str],
                  gated: tuple[frozenset[str], tuple[str, ...]],
                  routes: Collection[str]) -> None:
         self.app = app
         self._ids = ids
         self._token = token
-        self._origins = tuple(origins)
+        self._origins = frozenset(origins)
+        self._hosts = frozenset(h.lower() for h in hosts)
         self._lifecycle = lifecycle
         self._telemetry = telemetry
         self._open = open_paths
@@ -57,7 +62,7 @@ class WebSocketChecks:
                 not token_matches(headers.get(b"authorization"), self._token):
             refused = "missing or invalid bearer token"
         origin = headers.get(b"origin")
-        if origin is not None and not self._same_site(origin, headers.get(b"host")):
+        if origin is not None and not self._allowed(origin):
             refused = f"origin {shorten(origin.decode('latin-1'), 80)} is not allowed"
         if refused is None and not self._lifecycle.loaded and (
                 path in self._gated or path.startswith(self._gated_prefixes)):
@@ -75,8 +80,16 @@ class WebSocketChecks:
             record.duration = time.perf_counter() - record.started
             self._telemetry.finish(record)
 
-    def _same_site(self, origin: bytes, host: bytes | None) -> bool:
+    def _allowed(self, origin: bytes) -> bool:
         text = origin.decode("latin-1")
         if text in self._origins or "*" in self._origins:
             return True
-        return host is not None and text.split("://", 1)[-1] == host.decode("latin-1")
+        scheme, sep, rest = text.partition("://")
+        if not sep or scheme.lower() not in ("http", "https"):
+            return False  # "null" (a file or sandboxed page), or not a web origin
+        host = rest.lower()
+        if host.startswith("["):  # [v6]:port
+            host = host[:host.find("]") + 1]
+        else:
+            host = host.rsplit(":", 1)[0]
+        return host in self._hosts
