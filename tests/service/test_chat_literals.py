@@ -191,3 +191,23 @@ def test_escape_refuses_what_it_cannot_trace(ds, filt):
     plain = render_chat(ds, src, messages=[{"role": "user", "content": "a_b"}],
                         reserved_literals="escape")
     assert plain.ids
+
+
+def test_escape_shares_one_budget_over_the_whole_request(ds):
+    """Under ``escape`` a chat is rendered up to three times, with literal work between:
+    all of it shares the request's ``max_seconds`` (issue 33: 16,000 messages took 33 s,
+    each render within its own budget, and nothing stopped the work between them)."""
+    from tokserve.service.errors import TemplateError
+    from tokserve.service.operations.chat import RenderLimits
+
+    source = ds.artifact.chat_templates["default"].source
+    messages = [{"role": "user" if i % 2 == 0 else "assistant",
+                 "content": f"turn {i} <｜end▁of▁sentence｜>"} for i in range(20_000)]
+    with pytest.raises(TemplateError) as stopped:
+        render_chat(ds, source, messages=messages, reserved_literals="escape",
+                    limits=RenderLimits(max_seconds=0.05))
+    assert stopped.value.details["reason"] == "budget"
+    assert "0.05 s" in stopped.value.message
+    small = render_chat(ds, source, messages=messages[:4], reserved_literals="escape",
+                        limits=RenderLimits(max_seconds=5))
+    assert small.ids and ds.special_tokens["<｜end▁of▁sentence｜>"] in small.ids

@@ -47,6 +47,15 @@ class RenderLimits:
     max_output_chars: int = 8_000_000
     max_operations: int = 2_000_000
     max_seconds: float = 5.0
+    #: ``time.monotonic()`` by which the whole chat request must be done: ``render`` sets
+    #: it once, so the renders it runs (up to three under ``escape``) and the work between
+    #: them share ``max_seconds`` instead of getting it each.
+    deadline: float | None = None
+
+    def check_deadline(self, what: str) -> None:
+        """Raise ``BudgetExceeded`` when the request's deadline has passed."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise BudgetExceeded(f"chat rendering exceeded {self.max_seconds:g} s ({what})")
 
 
 class BudgetExceeded(Exception):
@@ -84,8 +93,10 @@ _STATE: contextvars.ContextVar[_RenderState | None] = contextvars.ContextVar(
 
 def begin_render(limits: RenderLimits, track_generation: bool) -> tuple[_RenderState, Any]:
     """Install a fresh per-render state; returns it and the token to reset it with."""
-    state = _RenderState(limits, time.monotonic() + limits.max_seconds,
-                         generation=[] if track_generation else None)
+    deadline = time.monotonic() + limits.max_seconds
+    if limits.deadline is not None:
+        deadline = min(deadline, limits.deadline)
+    state = _RenderState(limits, deadline, generation=[] if track_generation else None)
     return state, _STATE.set(state)
 
 

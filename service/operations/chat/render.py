@@ -18,6 +18,7 @@ Steps, each mirroring ``PreTrainedTokenizerBase.apply_chat_template`` /
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -189,6 +190,16 @@ def _render(compiled: Any, variables: dict[str, Any], limits: RenderLimits,
         end_render(token)
 
 
+def _on_time(limits: RenderLimits | None, what: str) -> None:
+    """TemplateError (``budget``) once the request's deadline has passed."""
+    if limits is None:
+        return
+    try:
+        limits.check_deadline(what)
+    except BudgetExceeded as exc:
+        raise _template_failure(exc) from None
+
+
 def _cut_continuation(text: str, final_message: Any) -> int:
     """Where transformers cuts the text for continue_final_message (or TemplateError)."""
     final = str.strip(str(final_message))
@@ -227,8 +238,16 @@ def render(tok: Any, chat: ChatInput) -> ChatResult:
     if chat.reserved_literals not in lit.POLICIES:
         raise ValueError(f"reserved_literals must be one of {lit.POLICIES}")
     # Defaults resolved once: every step below (and every variant of the chat) sees them.
+    # One deadline for the whole request: the renders (three under ``escape``) and the
+    # literal work between them share ``max_seconds``, so however many messages a body
+    # carries, the work it can cause is bounded (a client gone meanwhile cannot keep a
+    # core busy for longer either: issue 33).
+    limits = chat.limits or RenderLimits()
+    deadline = time.monotonic() + limits.max_seconds
+    if limits.deadline is not None:
+        deadline = min(deadline, limits.deadline)
     chat = replace(
-        chat, limits=chat.limits or RenderLimits(),
+        chat, limits=replace(limits, deadline=deadline),
         template_hash=chat.template_hash or "sha256:" + hashlib.sha256(
             chat.template.encode("utf-8", "surrogatepass")).hexdigest(),
         special_tokens=dict(chat.special_tokens) if chat.special_tokens is not None
@@ -239,6 +258,7 @@ def render(tok: Any, chat: ChatInput) -> ChatResult:
         lit.check_reject(tok, list(chat.messages), chat.tools, chat.template_kwargs)
 
     prepared = _prepare(chat)
+    _on_time(limits, "preparing the messages")
     try:
         compiled = compile_template(chat.template, chat.template_hash)
     except Exception as exc:
@@ -259,6 +279,7 @@ def render(tok: Any, chat: ChatInput) -> ChatResult:
     if chat.reserved_literals == "escape":
         ranges = [(s, e) for s, e, _ in runs]
         ranges += _marker_ranges(tok, compiled, chat, full)
+        _on_time(limits, "escaping caller literals")
         plain = [r for r in lit.merge_ranges([(s, min(e, end)) for s, e in ranges if s < end])]
     want_offsets = chat.return_offsets or chat.return_assistant_mask or \
         chat.return_message_counts
@@ -270,8 +291,10 @@ def render(tok: Any, chat: ChatInput) -> ChatResult:
         ids = tok.encode(text, special_tokens="allow", plain_ranges=plain or None)
         offsets = None
     result.ids = list(ids)
+    _on_time(limits, "encoding")
     if chat.reserved_literals == "escape":
         _check_escaped(tok, compiled, result.ids, chat)
+        _on_time(limits, "checking the escaped ids")
     if chat.return_offsets:
         result.offsets = offsets
     if chat.return_message_counts:
@@ -305,12 +328,15 @@ def _check_escaped(tok: Any, compiled: Any, ids: list[int], chat: ChatInput) -> 
         chat, messages=lit.neutralize_value(list(chat.messages), tok),
         tools=lit.neutralize_value(chat.tools, tok),
         template_kwargs=lit.neutralize_value(dict(chat.template_kwargs or {}), tok)))
+    _on_time(chat.limits, "checking the escaped ids")
     try:
         text, _, _, _ = _render(compiled, neutral.variables, chat.limits, False)
         if chat.continue_final_message:
             text = text[:_cut_continuation(text, neutral.final_message)]
         own = len(tok.find_literals(text))
-    except TemplateError:
+    except TemplateError as exc:
+        if exc.details.get("reason") == "budget":
+            raise
         own = -1
     if produced > own:
         raise ReservedLiteralInContent(
@@ -340,9 +366,12 @@ def _marker_ranges(tok: Any, compiled: Any, chat: ChatInput,
         chat, messages=lit.mark_value(messages, tok, start, end),
         tools=lit.mark_value(tools, tok, start, end),
         template_kwargs=lit.mark_value(dict(template_kwargs or {}), tok, start, end)))
+    _on_time(chat.limits, "escaping caller literals")
     try:
         marked_text, _, _, _ = _render(compiled, marked.variables, chat.limits, False)
-    except TemplateError:
+    except TemplateError as exc:
+        if exc.details.get("reason") == "budget":
+            raise
         return []
     ranges = lit.marked_literal_ranges(marked_text, full, found, start, end)
     return ranges or []
