@@ -11,7 +11,7 @@
 Needs only httpx (no web framework): the service's dependencies are not imported.
 """
 
-from .errors import (BY_CODE, ChatUnavailable, DisallowedSpecialToken, Forbidden, InvalidJson,
+from .errors import (BY_CODE, DisallowedSpecialToken, Forbidden, InvalidJson,
                      InvalidRequest, InvalidUtf8, MethodNotAllowed, NotFound, PayloadTooLarge,
                      ReservedLiteralInContent, ServerError, SpecialTokenInText, TemplateError,
                      TemplateNotFound, TokserveConnectionError, TokserveError, Unauthorized,
@@ -31,5 +31,5 @@ __all__ = [
     "ReservedLiteralInContent", "TemplateError", "UnknownTokenizer", "UnknownModel",
     "ContextOverflow", "TemplateNotFound",
     "PayloadTooLarge", "UnsupportedMediaType", "Unauthorized", "Forbidden", "NotFound", "MethodNotAllowed",
-    "Unavailable", "ChatUnavailable", "UpgradeRequired", "ServerError", "BY_CODE",
+    "Unavailable", "UpgradeRequired", "ServerError", "BY_CODE",
 ]

@@ -142,12 +142,6 @@ class UpgradeRequired(TokserveError):
     code = "upgrade_required"
 
 
-class ChatUnavailable(TokserveError):
-    """501: this server was built without chat rendering."""
-
-    code = "chat_unavailable"
-
-
 class ServerError(TokserveError):
     """5xx other than 503: a bug on the server side; quote ``request_id``."""
 
@@ -161,7 +155,7 @@ BY_CODE: dict[str, type[TokserveError]] = {
         ReservedLiteralInContent, TemplateError, UnknownTokenizer, UnknownModel,
         ContextOverflow, TemplateNotFound,
         PayloadTooLarge, UnsupportedMediaType, Unauthorized, Forbidden, NotFound,
-        MethodNotAllowed, UpgradeRequired, ChatUnavailable, ServerError,
+        MethodNotAllowed, UpgradeRequired, ServerError,
     )
 }
 BY_CODE.update({"admin_disabled": NotFound, "no_artifacts": Unavailable,

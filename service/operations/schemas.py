@@ -17,9 +17,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
+from ...decoders.decoder import Errors
+from ...offsets import Units
 from ...tokenizer import Policy
 
-OffsetUnits = Literal["char", "utf16", "byte"]
 ReservedLiterals = Literal["reject", "escape", "allow"]
 
 _TOKENIZER = Field(
@@ -87,7 +88,7 @@ class EncodeRequest(_Targeted):
         default=False, description="Apply the tokenizer's post-processor (BOS/EOS)."
     )
     return_offsets: StrictBool = Field(default=False, description="Include `offsets`.")
-    offset_units: OffsetUnits = Field(
+    offset_units: Units = Field(
         default="char", description="Offsets in code points, UTF-16 units or UTF-8 bytes."
     )
     return_tokens: StrictBool = Field(
@@ -204,7 +205,7 @@ class DecodeRequest(_Targeted):
     ids: list[StrictInt] | None = Field(default=None, description="Exactly one of ids/batch_ids.")
     batch_ids: list[list[StrictInt]] | None = None
     skip_special_tokens: StrictBool = False
-    errors: Literal["replace", "strict"] = Field(
+    errors: Errors = Field(
         default="replace", description="strict: bytes that are not UTF-8 → 400 invalid_utf8."
     )
 
