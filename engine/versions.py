@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import logging
 import re
 from pathlib import Path
@@ -37,6 +36,7 @@ from typing import Any
 
 from .artifact import _read
 from .errors import ArtifactError
+from .file_checks import parse_json
 
 MANIFEST = "manifest.json"
 
@@ -223,10 +223,7 @@ def read_manifest(directory: Path) -> tuple[Manifest, bytes]:
             or version outside the grammar.
     """
     raw = _read(directory / MANIFEST)
-    try:
-        manifest = json.loads(raw)
-    except ValueError as e:
-        raise ArtifactError(f"{directory / MANIFEST} is not valid JSON: {e}") from e
+    manifest = parse_json(raw, directory / MANIFEST)  # UTF-8 only, any depth refused cleanly
     if not isinstance(manifest, dict):
         raise ArtifactError(f"{directory / MANIFEST} is not a JSON object")
     for key in _REQUIRED:
