@@ -39,6 +39,14 @@ def read_json(path: Path) -> Any:
     return parse_json(_read(path), path)
 
 
+def check_not_utf16(data: bytes, path: Path | str) -> None:
+    """Refuse ``data`` (a file's bytes) when it starts like UTF-16 or UTF-32 text."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) >= 2 and 0 in data[:2]):
+        raise ArtifactError(f"{path} is UTF-16 or UTF-32 encoded (a byte-order mark or NUL "
+                            f"bytes at its start); tokenizer files must be UTF-8",
+                            path=str(path))
+
+
 def parse_json(data: bytes, path: Path | str) -> Any:
     """``data`` (the bytes of the file at ``path``) parsed as UTF-8 JSON.
 
@@ -46,10 +54,7 @@ def parse_json(data: bytes, path: Path | str) -> Any:
         ArtifactError: not UTF-8 (UTF-16/32 named as such), not valid JSON, or nested
             too deep to parse.
     """
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) >= 2 and 0 in data[:2]):
-        raise ArtifactError(f"{path} is UTF-16 or UTF-32 encoded (a byte-order mark or NUL "
-                            f"bytes at its start); tokenizer files must be UTF-8",
-                            path=str(path))
+    check_not_utf16(data, path)
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -138,6 +143,13 @@ def vocab_tokens(vocab: dict[str, Any], skip: set[int], where: str) -> list[tupl
             token_id(tid, f"{where}: model.vocab[{tok!r:.40}]")
         if tid not in skip:
             tokens.append((byte_level_decode(tok, where), tid))
+    if len({tid for _, tid in tokens}) != len(tokens):
+        seen: dict[int, str] = {}
+        for tok, tid in vocab.items():
+            if tid in seen and tid not in skip:
+                raise ArtifactError(f"{where}: model.vocab gives id {tid} to both "
+                                    f"{seen[tid]!r:.40} and {tok!r:.40}", path=where)
+            seen[tid] = tok
     return tokens
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from . import tables as compiled
 from .artifact import AddedToken, Artifact, ChatTemplate, _read, content_hash, sha256_hex
 from .errors import ArtifactError, UnsupportedArtifact
-from .file_checks import (check_tokenizer_json, merge_pairs, parse_json, read_json,
-                          special_tokens_map, token_id, token_literal, vocab_tokens)
+from .file_checks import (check_not_utf16, check_tokenizer_json, merge_pairs, parse_json,
+                          read_json, special_tokens_map, token_id, token_literal,
+                          vocab_tokens)
 from .presets import PRESETS, Preset
 from .versions import MANIFEST, read_manifest, verify_files
 
@@ -63,8 +64,10 @@ def load_tiktoken(
         if literal is not None and literal not in specials:
             raise ArtifactError(f"{path}: {role} {literal!r} is not one of its special tokens")
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
+    data = _read(path)
+    check_not_utf16(data, path)
     return tiktoken_artifact(
-        _read(path), name=name or (preset.name if preset else path.stem), pattern=pattern,
+        data, name=name or (preset.name if preset else path.stem), pattern=pattern,
         special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
 
 

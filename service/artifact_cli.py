@@ -42,13 +42,6 @@ _PATTERN_HELP = (f"a pattern name ({', '.join(sorted(PATTERN_NAMES))}) or a pre-
                  f"as a rank file's whole pre-tokenizer, match every character")
 
 
-def _json_arg(text: str) -> object:
-    """``--special-tokens``: a JSON object, or argparse's one-line refusal."""
-    try:
-        return json.loads(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"not JSON: {e}") from None
-
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     art = sub.add_parser("artifact", help="import, verify and list artifact versions")
@@ -65,7 +58,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                      help="pattern and special tokens of a known rank file")
     imp.add_argument("--pattern", metavar="NAME|REGEX",
                      help=f"rank files: {_PATTERN_HELP} (replaces the preset's)")
-    imp.add_argument("--special-tokens", type=_json_arg, metavar="JSON",
+    imp.add_argument("--special-tokens", metavar="JSON",
                      help='rank files: special tokens as JSON, e.g. \'{"<|endoftext|>": '
                           '100257}\'; with --preset they are added to its own (a literal or '
                           'id the preset gives otherwise is refused)')
@@ -181,6 +174,11 @@ def _one_line(message: str) -> str:
 def _import(args: argparse.Namespace) -> int:
     from ..authoring.importers import import_any
 
+    if args.special_tokens is not None:
+        try:
+            args.special_tokens = json.loads(args.special_tokens)
+        except ValueError as e:
+            raise ValueError(f"--special-tokens is not JSON: {e}") from None
     fields = {k: v for k, v in (("preset", args.preset), ("pattern", args.pattern),
                                 ("special_tokens", args.special_tokens),
                                 ("bos_token", args.bos_token), ("eos_token", args.eos_token),

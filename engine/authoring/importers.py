@@ -40,6 +40,8 @@ def import_tiktoken(rank_file: str | Path, root: str | Path, name: str, version:
             special token (and whatever the load of the result refuses).
     """
     rank_file = Path(rank_file)
+    if pattern is not None and not pattern:
+        raise ArtifactError(f"importing {rank_file}: the pattern is empty")
     if preset is None and pattern is None:
         raise ArtifactError(f"importing {rank_file}: give a preset ({', '.join(PRESETS)}) "
                             f"or a pattern")

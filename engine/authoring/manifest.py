@@ -66,7 +66,9 @@ def write_artifact(
         staging.rename(target)
     except BaseException as exc:
         if isinstance(exc, EngineError):  # name the files the caller gave, not our copies
-            _name_sources(exc, staging, files)
+            _name_sources(exc, staging, {**files, **{
+                _template_file(t): (src if isinstance(src, Path) else f"chat template {t!r}")
+                for t, src in (chat_templates or {}).items()}})
         shutil.rmtree(staging, ignore_errors=True)
         if made_name_dir:
             try:
@@ -91,7 +93,7 @@ def _write_version(staging: Path, name: str, version: str, files: dict[str, str 
         hashes[fname] = sha256_hex((staging / fname).read_bytes())
     templates: dict[str, dict[str, str]] = {}
     for tname, src in (chat_templates or {}).items():
-        fname = "chat_template.jinja" if tname == "default" else f"chat_template.{tname}.jinja"
+        fname = _template_file(tname)
         if isinstance(src, Path):
             shutil.copyfile(src, staging / fname)
         else:
@@ -117,6 +119,10 @@ def _write_version(staging: Path, name: str, version: str, files: dict[str, str 
     manifest["tokenizer_hash"] = tok.hash
     _dump(staging / MANIFEST, manifest)
     return manifest
+
+
+def _template_file(tname: str) -> str:
+    return "chat_template.jinja" if tname == "default" else f"chat_template.{tname}.jinja"
 
 
 def _name_sources(exc: EngineError, staging: Path, files: dict[str, str | Path]) -> None:

@@ -50,6 +50,8 @@ CASES = {  # label -> (tokenizer.json, what the message must say)
                              "token id 4294992208 is out of range"),
     "vocab id 2**64": (_with(lambda s: s["model"]["vocab"].update({"ab": 2**64})),
                        f"token id {2**64} is out of range"),
+    "vocab id given twice": (_with(lambda s: s["model"]["vocab"].update({"ab": 5})),
+                             "model.vocab gives id 5 to both"),
     "missing vocab": (_with(lambda s: s["model"].pop("vocab")), "model.vocab must be an object"),
     "vocab a list": (_with(lambda s: s["model"].update(vocab=[])), "model.vocab must be an object"),
     "no model": (_with(lambda s: s.pop("model")), "has no 'model' object"),
@@ -129,6 +131,9 @@ def test_rank_file_ids_out_of_range_are_printed_exactly(tmp_path):
         tokserve.load(path, pattern=r"\S+|\s+")
     with pytest.raises(tokserve.ArtifactError, match="token id 2147483647 is out of range"):
         tokserve.load(path, pattern=r"\S+|\s+", special_tokens={"<x>": MAX_TOKEN_ID + 1})
+    path.write_bytes(b"\n".join(lines).decode().encode("utf-16"))
+    with pytest.raises(tokserve.ArtifactError, match=f"{re.escape(str(path))} is UTF-16"):
+        tokserve.load(path, pattern=r"\S+|\s+")
 
 
 @pytest.mark.parametrize("specials, message", [

@@ -139,6 +139,13 @@ def test_import_merges_preset_specials_and_names_bos_and_eos(tmp_path):
     missing = run_cli("artifact", "import", RANKS, "--name", "chat", "--version", "3", "--out",
                       tmp_path, "--preset", "cl100k_base", "--eos-token", "<|im_end|>")
     refused(missing, "--eos-token '<|im_end|>' is not one of the special tokens")
+    not_json = run_cli("artifact", "import", RANKS, "--name", "chat", "--version", "4", "--out",
+                       tmp_path, "--preset", "cl100k_base", "--special-tokens", "{bad")
+    refused(not_json, "--special-tokens is not JSON")
+    empty = run_cli("artifact", "import", RANKS, "--name", "chat", "--version", "5", "--out",
+                    tmp_path, "--pattern", "")
+    refused(empty, "the pattern is empty")
+    assert sorted(p.name for p in (tmp_path / "chat").iterdir()) == ["1"]
 
 
 def test_train_export_and_one_shot_refuse_bad_names_first(tmp_path):
