@@ -60,9 +60,6 @@ def load_tiktoken(
     specials = special_tokens_map(special_tokens, f"{path}: special_tokens")
     bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
-    for role, literal in (("bos_token", bos), ("eos_token", eos)):
-        if literal is not None and literal not in specials:
-            raise ArtifactError(f"{path}: {role} {literal!r} is not one of its special tokens")
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
     data = _read(path)
     check_not_utf16(data, path)

@@ -42,7 +42,6 @@ _PATTERN_HELP = (f"a pattern name ({', '.join(sorted(PATTERN_NAMES))}) or a pre-
                  f"as a rank file's whole pre-tokenizer, match every character")
 
 
-
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     art = sub.add_parser("artifact", help="import, verify and list artifact versions")
     art_sub = art.add_subparsers(dest="artifact_command", required=True)
