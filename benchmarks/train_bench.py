@@ -141,7 +141,7 @@ def _child(kind: str, corpus: str, held: str, vocab: int, pattern_name: str, out
     import resource
 
     sys.path.insert(0, str(REPO))
-    from tokserve.models.bpe.trainer import resolve_pattern
+    from tokserve.patterns import resolve_pattern
 
     pattern = resolve_pattern(pattern_name)
     text = Path(held).read_text(encoding="utf-8")

@@ -12,15 +12,16 @@
 from __future__ import annotations
 
 import base64
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from . import tables as compiled
 from .artifact import AddedToken, Artifact, ChatTemplate, _read, content_hash, sha256_hex
-from .decoders.byte_level import byte_level_decode
 from .errors import ArtifactError, UnsupportedArtifact
+from .file_checks import (check_not_utf16, check_tokenizer_json, merge_pairs, parse_json,
+                          read_json, special_tokens_map, token_id, token_literal,
+                          vocab_tokens)
 from .presets import PRESETS, Preset
 from .versions import MANIFEST, read_manifest, verify_files
 
@@ -54,12 +55,16 @@ def load_tiktoken(
             f"{', '.join(sorted(PRESETS))}) or pattern= and special_tokens="
         )
     pattern = pattern if pattern is not None else preset.pattern
-    specials = dict(special_tokens if special_tokens is not None else preset.special_tokens)
+    if special_tokens is None:
+        special_tokens = preset.special_tokens if preset is not None else {}
+    specials = special_tokens_map(special_tokens, f"{path}: special_tokens")
     bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
+    data = _read(path)
+    check_not_utf16(data, path)
     return tiktoken_artifact(
-        _read(path), name=name or (preset.name if preset else path.stem), pattern=pattern,
+        data, name=name or (preset.name if preset else path.stem), pattern=pattern,
         special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
 
 
@@ -125,11 +130,16 @@ _SUPPORTED_POST_PROCESSORS = {"ByteLevel", "TemplateProcessing", "Sequence"}
 def _check_tree(spec: dict | None, supported: set[str], stage: str, path: str, key: str) -> None:
     if spec is None:
         return
+    if not isinstance(spec, dict):
+        raise ArtifactError(f"{path}: {stage} step {spec!r:.60} is not an object", path=path)
     kind = spec.get("type")
     if kind not in supported:
-        raise UnsupportedArtifact(f"{stage} {kind!r}", path)
+        raise UnsupportedArtifact(f"{stage} {kind!r:.60}", path)
     if kind == "Sequence":
-        for child in spec.get(key, []):
+        children = spec.get(key, [])
+        if not isinstance(children, list):
+            raise ArtifactError(f"{path}: {stage} Sequence {key!r} is not a list", path=path)
+        for child in children:
             _check_tree(child, supported, stage, path, key)
 
 
@@ -160,12 +170,8 @@ def load_tokenizer_json(
     path = Path(path)
     data = _read(path)
     where = str(path)
-    try:
-        spec = json.loads(data)
-    except ValueError as e:
-        raise ArtifactError(f"{path} is not valid JSON: {e}", path=where) from e
-    if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
-        raise ArtifactError(f"{path} has no 'model' object", path=where)
+    spec = parse_json(data, path)
+    check_tokenizer_json(spec, where)
     model = spec["model"]
     if model.get("type", "BPE") != "BPE":
         raise UnsupportedArtifact(f"model type {model.get('type')!r} (only BPE)", where)
@@ -190,21 +196,14 @@ def load_tokenizer_json(
     if not _has_byte_level(pre):
         raise UnsupportedArtifact("a BPE model without a ByteLevel pre-tokenizer", where)
 
-    added_ids = {int(t["id"]) for t in spec.get("added_tokens", [])}
+    added_ids = {t["id"] for t in spec.get("added_tokens", [])}
     # Added tokens may also sit in the model's vocabulary under their literal (not
     # byte-level) spelling; they are matched by the scan, never produced by merges.
-    tokens = [
-        (byte_level_decode(tok, where), tid)
-        for tok, tid in model["vocab"].items()
-        if tid not in added_ids
-    ]
-    merges: list[tuple[bytes, bytes]] = []
-    for m in model.get("merges", []):
-        left, right = m.split(" ", 1) if isinstance(m, str) else m
-        merges.append((byte_level_decode(left, where), byte_level_decode(right, where)))
+    tokens = vocab_tokens(model["vocab"], added_ids, where)
+    merges = merge_pairs(model.get("merges", []), where)
     added = tuple(
         AddedToken(
-            t["content"], int(t["id"]), bool(t.get("special", False)),
+            t["content"], t["id"], bool(t.get("special", False)),
             bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
             bool(t.get("single_word", False)), bool(t.get("normalized", False)),
         )
@@ -257,30 +256,38 @@ def load_tekken(path: str | Path, *, name: str | None = None) -> Artifact:
     path = Path(path)
     data = _read(path)
     where = str(path)
+    spec = parse_json(data, path)
     try:
-        spec = json.loads(data)
         config = spec["config"]
         pattern = config["pattern"]
-        n_special = int(config["default_num_special_tokens"])
-        inner = int(config["default_vocab_size"]) - n_special
+        n_special = token_id(config["default_num_special_tokens"], f"{path}: config")
+        inner = token_id(config["default_vocab_size"], f"{path}: config") - n_special
         vocab = spec["vocab"][:inner]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ArtifactError(f"{path} is not a tekken file: {e!r}", path=where) from e
+        if not isinstance(pattern, str):
+            raise TypeError("config.pattern is not a string")
+    except (KeyError, TypeError) as e:
+        raise ArtifactError(f"{path} is not a tekken file: {e!r}", path=where) from None
     for key in ("image", "audio"):
         if spec.get(key):
             raise UnsupportedArtifact(f"tekken {key} configuration", where)
     listed = spec.get("special_tokens")
-    if listed:
-        specials = {t["token_str"]: int(t["rank"]) for t in listed}
-    else:
-        specials = {lit: rank for rank, lit in enumerate(TEKKEN_DEFAULT_SPECIALS)}
-    for rank in range(len(specials), n_special):
-        specials.setdefault(f"<SPECIAL_{rank}>", rank)
-    tokens: list[tuple[bytes, int]] = []
-    for i, entry in enumerate(vocab):
-        if entry.get("rank") != i:
-            raise ArtifactError(f"{path}: vocab entry {i} has rank {entry.get('rank')}")
-        tokens.append((base64.b64decode(entry["token_bytes"]), i + n_special))
+    try:
+        if listed:
+            specials = {token_literal(t["token_str"], f"{path}: special_tokens[{i}]"):
+                        token_id(t["rank"], f"{path}: special_tokens[{i}]")
+                        for i, t in enumerate(listed)}
+        else:
+            specials = {lit: rank for rank, lit in enumerate(TEKKEN_DEFAULT_SPECIALS)}
+        for rank in range(len(specials), n_special):
+            specials.setdefault(f"<SPECIAL_{rank}>", rank)
+        tokens: list[tuple[bytes, int]] = []
+        for i, entry in enumerate(vocab):
+            if entry.get("rank") != i:
+                raise ArtifactError(f"{path}: vocab entry {i} has rank {entry.get('rank')}")
+            tokens.append((base64.b64decode(entry["token_bytes"], validate=True),
+                           token_id(i + n_special, f"{path}: vocab entry {i}")))
+    except (KeyError, TypeError, AttributeError, ValueError) as e:  # binascii.Error too
+        raise ArtifactError(f"{path}: malformed tekken entry: {e!r}", path=where) from None
     settings = {"format": "tekken", "pattern": pattern, "specials": len(specials)}
     return Artifact(
         name=name or path.stem,
@@ -380,12 +387,12 @@ def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
     fmt = manifest["format"]
     tokenizer_file = directory / manifest["tokenizer_file"]
     if fmt == "tiktoken":
-        specials = {k: int(v) for k, v in (manifest.get("special_tokens") or {}).items()}
+        specials = manifest.get("special_tokens")
         art = load_tiktoken(
             tokenizer_file,
             preset=manifest.get("preset"),
             pattern=manifest.get("pattern"),
-            special_tokens=specials if manifest.get("special_tokens") is not None else None,
+            special_tokens=specials,
             name=manifest["name"],
             bos_token=manifest.get("bos_token"),
             eos_token=manifest.get("eos_token"),
@@ -393,7 +400,7 @@ def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
         )
     elif fmt == "hf_tokenizer_json":
         cfg_name = manifest.get("tokenizer_config_file")
-        config = json.loads(_read(directory / cfg_name)) if cfg_name else {}
+        config = _config(directory / cfg_name) if cfg_name else {}
         for key in ("bos_token", "eos_token", "pad_token", "add_bos_token", "add_eos_token"):
             if key in manifest and manifest[key] is not None:
                 config[key] = manifest[key]
@@ -415,7 +422,7 @@ def load_artifact(source: str | Path, *, tables: str | Path | None = None,
             return load_directory(path, tables=tables, **options)
         if (path / "tokenizer.json").exists():
             cfg_path = path / "tokenizer_config.json"
-            config = json.loads(_read(cfg_path)) if cfg_path.exists() else None
+            config = _config(cfg_path) if cfg_path.exists() else None
             return load_tokenizer_json(path / "tokenizer.json", config=config, **options)
         raise ArtifactError(f"{path} holds neither {MANIFEST} nor tokenizer.json")
     if not path.exists():
@@ -426,3 +433,11 @@ def load_artifact(source: str | Path, *, tables: str | Path | None = None,
             return load_tekken(path, **options)
         return load_tokenizer_json(path, **options)
     return load_tiktoken(path, **options)
+
+
+def _config(path: Path) -> dict[str, Any]:
+    """A ``tokenizer_config.json``: a JSON object (file_checks.py's checks)."""
+    config = read_json(path)
+    if not isinstance(config, dict):
+        raise ArtifactError(f"{path} is not a JSON object", path=str(path))
+    return config

@@ -9,12 +9,19 @@ things to tiktoken (Rust regex, ``$`` = end of text) and to tokenizers (Onigurum
 detection, so a pattern and its scanner cannot drift apart; a pattern that equals no
 definition here runs on the ``regex`` fallback (same ids, slower), and
 ``Tokenizer.pre_tokenizer_backend`` says which one a tokenizer got.
+
+This is also the one table of pattern NAMES (``resolve_pattern``): ``train --pattern`` and
+``artifact import --pattern`` take a name (a pattern's own, or a tiktoken encoding's that
+uses it) or a regex, so ``--pattern o200k_base`` means o200k_base's pattern everywhere.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
+
+from .errors import ArtifactError
 
 from .pre_tokenizers._scan import CL100K, DEEPSEEK_V4, LLAMA3, O200K, QWEN, TEKKEN
 
@@ -82,6 +89,36 @@ DEEPSEEK_V4_SPLITS = (
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
     "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 )
+
+#: name -> pattern: each pattern's own name, and the tiktoken encodings' (presets.py)
+#: whose pattern it is (tests check these agree with the presets)
+PATTERN_NAMES: dict[str, Pattern] = {
+    **{p.name: p for p in PATTERNS},
+    "gpt2": R50K, "p50k_base": R50K, "p50k_edit": R50K, "o200k_harmony": O200K,
+}
+_BARE_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+#: the texts checked here (scanner-exact, or tiktoken's and tokenizers' own): the
+#: ``regex`` fallback runs them without the load-time checks custom patterns get
+KNOWN_TEXTS = frozenset({p.text for p in PATTERNS} | set(DEEPSEEK_V4_SPLITS))
+
+
+def resolve_pattern(name_or_regex: str) -> str:
+    """A pattern name (``PATTERN_NAMES``) -> its text; any other string is a regex, as is.
+
+    A bare word that names no pattern (``o200k``) is refused rather than taken as the
+    literal regex it spells, which would match almost nothing of a text.
+
+    Raises:
+        ArtifactError: a bare word that is not a known name (listing the names).
+    """
+    known = PATTERN_NAMES.get(name_or_regex)
+    if known is not None:
+        return known.text
+    if _BARE_WORD.fullmatch(name_or_regex):
+        raise ArtifactError(f"unknown pattern name {name_or_regex!r}; known: "
+                            f"{', '.join(sorted(PATTERN_NAMES))} (or give a regex)")
+    return name_or_regex
+
 
 _BY_TEXT = {(p.text, ref): p.family for p in PATTERNS if p.family >= 0 for ref in p.references}
 

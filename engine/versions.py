@@ -3,9 +3,15 @@
 The one home of what such a directory is, for the engine (``load``, the model table)
 and the service (its registry) alike:
 
+* the name grammar: artifact names and versions (and chat template names, which become
+  file names) are 1 to 128 ASCII letters, digits, ``.``, ``_`` and ``-``, not starting
+  with ``.`` (so never ``.``, ``..``, a path, ``name@version`` or a hidden directory);
+  ``check_name`` refuses anything else, at import, train, export, load and discovery;
 * discovery: which names and versions a root holds (``names``, ``versions``,
   ``version_dirs``); a version is a directory, not hidden (``.<version>.partial`` is
-  an import still being written), holding a ``manifest.json`` file;
+  an import still being written, skipped silently), holding a ``manifest.json`` file,
+  whose name and version directories follow the grammar (any other is skipped with a
+  warning: it could not be addressed, so it is never served);
 * the version rule: ``version_key``, one natural ordering; a bare name means its
   highest version (``latest_version``);
 * resolution: ``name`` or ``name@version`` under a root -> a version directory
@@ -23,13 +29,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
+import logging
 import re
 from pathlib import Path
 from typing import Any
 
 from .artifact import _read
 from .errors import ArtifactError
+from .file_checks import parse_json
 
 MANIFEST = "manifest.json"
 
@@ -41,6 +48,39 @@ Manifest = dict[str, Any]
 
 _REQUIRED = ("name", "version", "format", "tokenizer_file", "files")
 _DIGITS = re.compile(r"(\d+)")
+
+log = logging.getLogger(__name__)
+
+
+# ---------------------------------------------------------------- the name grammar
+
+#: what ``check_name`` accepts, as said in every refusal, the CLI help and docs/SERVICE.md
+NAME_GRAMMAR = ("1 to 128 characters: ASCII letters, digits, '.', '_' and '-', "
+                "not starting with '.'")
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
+
+
+def is_valid_name(value: object) -> bool:
+    """``value`` is a string in the name grammar (``NAME_GRAMMAR``)."""
+    return isinstance(value, str) and _NAME.fullmatch(value) is not None
+
+
+def check_name(value: object, what: str = "name") -> str:
+    """``value`` if it is in the name grammar, the one rule for artifact names, versions
+    and chat template names: each becomes one path component under the artifact root,
+    so the grammar is what keeps every write inside it and every artifact addressable
+    as ``name@version``.
+
+    Raises:
+        ArtifactError: one line naming ``what``, the value (repr: a newline shows as
+            ``\\n``) and the grammar.
+    """
+    if isinstance(value, str) and _NAME.fullmatch(value):
+        return value
+    shown = repr(value)
+    if len(shown) > 80:
+        shown = f"{shown[:60]}... ({len(shown)} characters quoted)"
+    raise ArtifactError(f"invalid {what} {shown}: {NAME_GRAMMAR}", **{what: value})
 
 
 # ---------------------------------------------------------------- the version rule
@@ -60,8 +100,11 @@ def version_key(version: str) -> tuple[tuple[int, int, str], ...]:
 
 
 def is_version_dir(path: Path) -> bool:
-    """``path`` is an artifact version: a visible directory holding a manifest file."""
-    return not path.name.startswith(".") and (path / MANIFEST).is_file()
+    """``path`` is an artifact version: a visible directory holding a manifest file,
+    named in the grammar (one that is not is skipped with a warning)."""
+    if path.name.startswith(".") or not (path / MANIFEST).is_file():
+        return False  # hidden (an import being written, or its leftover) or not a version
+    return _named_in_grammar(path, "version")
 
 
 def versions(name_dir: str | Path) -> list[Path]:
@@ -78,7 +121,23 @@ def names(root: str | Path) -> list[str]:
     if not root.is_dir():
         return []
     return sorted(p.name for p in root.iterdir()
-                  if not p.name.startswith(".") and versions(p))
+                  if not p.name.startswith(".") and _holds_a_version(p)
+                  and _named_in_grammar(p, "name"))
+
+
+def _holds_a_version(path: Path) -> bool:
+    """Whether ``path`` holds a visible directory with a manifest (no warning: the
+    version names are ``versions``' to judge, once per scan)."""
+    return path.is_dir() and any(not p.name.startswith(".") and (p / MANIFEST).is_file()
+                                 for p in path.iterdir())
+
+
+def _named_in_grammar(path: Path, what: str) -> bool:
+    if is_valid_name(path.name):
+        return True
+    log.warning("artifact directory %s skipped: invalid %s %r (%s)", path, what, path.name,
+                NAME_GRAMMAR)
+    return False
 
 
 def version_dirs(root: str | Path) -> list[Path]:
@@ -132,11 +191,14 @@ def resolve(ref: str, root: str | Path | None = None) -> Path:
     (default: the bundled root): that version, or the name's latest.
 
     Raises:
-        ArtifactError: no such name (the message lists the names there), or no such
-            version of it.
+        ArtifactError: a name or version outside the grammar (``check_name``), no such
+            name (the message lists the names there), or no such version of it.
     """
     base = bundled_root() if root is None else Path(root)
     name, version = split_ref(ref)
+    check_name(name, "name")
+    if version is not None:
+        check_name(version, "version")
     candidate = base / name
     if not candidate.is_dir():
         where = "bundled tokenizer" if root is None else f"tokenizer under {base}"
@@ -157,18 +219,20 @@ def read_manifest(directory: Path) -> tuple[Manifest, bytes]:
     bytes (whose sha256 keys the version's compiled tables, tables.py).
 
     Raises:
-        ArtifactError: unreadable, not a JSON object, or a required key missing.
+        ArtifactError: unreadable, not a JSON object, a required key missing, or a name
+            or version outside the grammar.
     """
     raw = _read(directory / MANIFEST)
-    try:
-        manifest = json.loads(raw)
-    except ValueError as e:
-        raise ArtifactError(f"{directory / MANIFEST} is not valid JSON: {e}") from e
+    manifest = parse_json(raw, directory / MANIFEST)  # UTF-8 only, any depth refused cleanly
     if not isinstance(manifest, dict):
         raise ArtifactError(f"{directory / MANIFEST} is not a JSON object")
     for key in _REQUIRED:
         if key not in manifest:
             raise ArtifactError(f"{directory / MANIFEST} lacks required key {key!r}")
+    for key in ("name", "version"):
+        if not is_valid_name(manifest[key]):
+            raise ArtifactError(f"{directory / MANIFEST}: invalid {key} {manifest[key]!r}: "
+                                f"{NAME_GRAMMAR}")
     return manifest, raw
 
 

@@ -1,7 +1,8 @@
 """``tokserve artifact import|verify|list`` and ``tokserve train``: artifacts from the shell.
 
     tokserve artifact import SOURCE --name N --version V [--out ROOT]
-                             [--preset P | --pattern REGEX --special-tokens JSON]
+                             [--preset P] [--pattern NAME|REGEX] [--special-tokens JSON]
+                             [--bos-token LITERAL] [--eos-token LITERAL]
                              [--chat-template FILE [--template-name NAME]]
     tokserve artifact verify DIR [DIR ...]
     tokserve artifact list [--artifacts ROOT ...]
@@ -12,7 +13,9 @@
 SOURCE is a tiktoken rank file (``*.tiktoken``, Llama 3's ``tokenizer.model``; needs a
 preset or a pattern), a Hugging Face tokenizer directory, or a Mistral ``tekken.json``.
 An import writes ``ROOT/NAME/VERSION/`` with its manifest, loads it once, and prints the
-directory and the tokenizer hash. ``export --format hf`` writes a Hugging Face
+directory and the tokenizer hash; a refused import leaves nothing behind. Names and
+versions (and template names) follow one grammar (versions.py, ``NAME_GRAMMAR``), so
+nothing is ever written outside ROOT. ``export --format hf`` writes a Hugging Face
 ``tokenizer.json`` that ``tokenizers`` loads and encodes to the same ids (tiktoken-format
 artifacts with a pattern tokenizers splits the same way). Exit status: 0 on success, 2 on
 any refusal (with one line on stderr saying what and why), so scripts and CI can gate on
@@ -28,7 +31,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..patterns import PATTERN_NAMES
 from ..presets import PRESETS
+from ..versions import NAME_GRAMMAR
+
+_NAME_HELP = f"artifact name: {NAME_GRAMMAR}"
+_VERSION_HELP = f"artifact version: {NAME_GRAMMAR}; natural order (2 < 10)"
+_PATTERN_HELP = (f"a pattern name ({', '.join(sorted(PATTERN_NAMES))}) or a pre-tokenizer "
+                 f"regex; a regex without a compiled scanner must run in linear time and, "
+                 f"as a rank file's whole pre-tokenizer, match every character")
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -38,21 +49,28 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     imp = art_sub.add_parser("import", help="import a tokenizer into ROOT/NAME/VERSION/")
     imp.add_argument("source", type=Path,
                      help="tiktoken rank file, Hugging Face directory, or tekken.json")
-    imp.add_argument("--name", required=True)
-    imp.add_argument("--version", required=True)
+    imp.add_argument("--name", required=True, help=_NAME_HELP)
+    imp.add_argument("--version", required=True, help=_VERSION_HELP)
     imp.add_argument("--out", type=Path, default=Path("artifacts"), metavar="ROOT",
                      help="artifact root (default: ./artifacts)")
     imp.add_argument("--preset", choices=sorted(PRESETS),
                      help="pattern and special tokens of a known rank file")
-    imp.add_argument("--pattern", help="pre-tokenizer regex (rank files without a preset)")
-    imp.add_argument("--special-tokens", type=json.loads, metavar="JSON",
-                     help='special tokens as JSON, e.g. \'{"<|endoftext|>": 100257}\'')
+    imp.add_argument("--pattern", metavar="NAME|REGEX",
+                     help=f"rank files: {_PATTERN_HELP} (replaces the preset's)")
+    imp.add_argument("--special-tokens", metavar="JSON",
+                     help='rank files: special tokens as JSON, e.g. \'{"<|endoftext|>": '
+                          '100257}\'; with --preset they are added to its own (a literal or '
+                          'id the preset gives otherwise is refused)')
+    imp.add_argument("--bos-token", metavar="LITERAL",
+                     help="the BOS special token (for chat templates; rank files and "
+                          "Hugging Face directories; default: the preset's or the config's)")
+    imp.add_argument("--eos-token", metavar="LITERAL", help="the EOS special token (likewise)")
     imp.add_argument("--chat-template", type=Path, metavar="FILE",
                      help="a Jinja chat template to ship with the tokenizer (any source "
                           "format; hashed into the manifest like the other files)")
     imp.add_argument("--template-name", default="default", metavar="NAME",
                      help="name of --chat-template (default: 'default', which also makes "
-                          "it the default template)")
+                          f"it the default template): {NAME_GRAMMAR}")
     imp.add_argument("--models", nargs="+", metavar="MODEL",
                      help="model names or Hugging Face repo ids that use this tokenizer "
                           "(then accepted as `model` in requests)")
@@ -89,10 +107,10 @@ def _train_parser() -> argparse.ArgumentParser:
     ap.add_argument("--vocab-size", type=int, required=True,
                     help="total ids: 256 bytes + merges + special tokens")
     ap.add_argument("--special-tokens", nargs="*", default=[], metavar="LITERAL")
-    ap.add_argument("--pattern", default="o200k_base",
-                    help=f"a preset ({', '.join(sorted(PRESETS))}) or a regex")
-    ap.add_argument("--name", required=True)
-    ap.add_argument("--version", required=True)
+    ap.add_argument("--pattern", default="o200k_base", metavar="NAME|REGEX",
+                    help=_PATTERN_HELP)
+    ap.add_argument("--name", required=True, help=_NAME_HELP)
+    ap.add_argument("--version", required=True, help=_VERSION_HELP)
     ap.add_argument("--out", required=True, metavar="ROOT", help="artifact root directory")
     ap.add_argument("--format", choices=["tiktoken", "hf"], default="tiktoken",
                     help="hf: also write tokenizer.json beside the manifest")
@@ -133,18 +151,36 @@ def run(args: argparse.Namespace) -> int:
             return _export(args)
         return _list(args.artifacts)
     except EngineError as exc:
-        print(f"tokserve artifact: {exc.code}: {exc.message}", file=sys.stderr)
+        print(f"tokserve artifact: {exc.code}: {_one_line(exc.message)}", file=sys.stderr)
         return 2
     except (OSError, ValueError) as exc:
-        print(f"tokserve artifact: {exc}", file=sys.stderr)
+        print(f"tokserve artifact: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - a malformed input no check names yet
+        if args.artifact_command != "import":
+            raise
+        print(f"tokserve artifact: cannot import {args.source}: {type(exc).__name__}: "
+              f"{_one_line(str(exc))} (an input this version does not check; please report "
+              f"it)", file=sys.stderr)
+        return 2
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line (a file's text quoted in it may hold newlines)."""
+    return " ".join(message.split("\n"))
 
 
 def _import(args: argparse.Namespace) -> int:
     from ..authoring.importers import import_any
 
+    if args.special_tokens is not None:
+        try:
+            args.special_tokens = json.loads(args.special_tokens)
+        except ValueError as e:
+            raise ValueError(f"--special-tokens is not JSON: {e}") from None
     fields = {k: v for k, v in (("preset", args.preset), ("pattern", args.pattern),
                                 ("special_tokens", args.special_tokens),
+                                ("bos_token", args.bos_token), ("eos_token", args.eos_token),
                                 ("source", args.source_note), ("license", args.license),
                                 ("models", args.models))
               if v is not None}

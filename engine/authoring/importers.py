@@ -7,41 +7,92 @@ loads the result once (so a broken import fails here, not in production).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..errors import ArtifactError
+from ..file_checks import read_json, special_tokens_map
 from ..formats import added_token_text
+from ..patterns import resolve_pattern
 from ..presets import PRESETS
+from ..versions import check_name
 from .manifest import write_artifact
 
 
 def import_tiktoken(rank_file: str | Path, root: str | Path, name: str, version: str, *,
                     preset: str | None = None, pattern: str | None = None,
                     special_tokens: dict[str, int] | None = None,
+                    bos_token: str | None = None, eos_token: str | None = None,
                     extra_templates: dict[str, str | Path] | None = None,
                     **fields: Any) -> dict:
-    """A tiktoken rank file plus a preset (or an explicit pattern and special tokens).
-    ``extra_templates`` (name -> Jinja file or text) ship as its chat templates."""
+    """A tiktoken rank file plus a preset and/or a pattern and special tokens.
+
+    ``pattern``: a pattern name (patterns.py: ``o200k_base`` means its pattern, as in
+    ``train``) or a regex; the manifest records the regex. ``special_tokens`` are merged
+    into the preset's (``merge_special_tokens``: the preset's are never dropped).
+    ``bos_token``/``eos_token`` name special tokens (e.g. for a chat template), default
+    the preset's. ``extra_templates`` (name -> Jinja file or text) ship as its chat
+    templates.
+
+    Raises:
+        ArtifactError: no preset and no pattern, an unknown preset or pattern name, a
+            special token clashing with the preset's, or a BOS/EOS that is not a
+            special token (and whatever the load of the result refuses).
+    """
     rank_file = Path(rank_file)
+    if pattern is not None and not pattern:
+        raise ArtifactError(f"importing {rank_file}: the pattern is empty")
     if preset is None and pattern is None:
         raise ArtifactError(f"importing {rank_file}: give a preset ({', '.join(PRESETS)}) "
                             f"or a pattern")
     p = PRESETS.get(preset) if preset else None
     if preset and p is None:
         raise ArtifactError(f"unknown preset {preset!r}; known: {', '.join(sorted(PRESETS))}")
+    specials = merge_special_tokens(p.special_tokens if p else {}, special_tokens, preset)
+    bos = bos_token if bos_token is not None else (p.bos_token if p else None)
+    eos = eos_token if eos_token is not None else (p.eos_token if p else None)
+    for flag, literal in (("--bos-token", bos), ("--eos-token", eos)):
+        if literal is not None and literal not in specials:
+            raise ArtifactError(f"{flag} {literal!r} is not one of the special tokens "
+                                f"({_listed(specials)})")
     fname = rank_file.name
     return write_artifact(
         root, name, version, {fname: rank_file}, format="tiktoken", tokenizer_file=fname,
-        preset=preset, pattern=pattern or p.pattern,
-        special_tokens=special_tokens if special_tokens is not None else p.special_tokens,
-        bos_token=fields.pop("bos_token", p.bos_token if p else None),
-        eos_token=fields.pop("eos_token", p.eos_token if p else None),
+        preset=preset, pattern=resolve_pattern(pattern) if pattern else p.pattern,
+        special_tokens=specials, bos_token=bos, eos_token=eos,
         add_bos_token=fields.pop("add_bos_token", bool(p and p.add_bos_token)),
         chat_templates=extra_templates, **_default_template(extra_templates),
         **fields,
     )
+
+
+def merge_special_tokens(base: dict[str, int], given: Any, preset: str | None) -> dict[str, int]:
+    """``given`` special tokens added to a preset's ``base``: the preset's stay, so its
+    ``eos_token`` (and a chat template's literals) keep naming tokens that exist.
+
+    Raises:
+        ArtifactError: a malformed ``given`` (file_checks.py), or one that gives a
+            preset literal another id, or a preset id another literal (naming both).
+    """
+    if given is None:
+        return dict(base)
+    merged = dict(base)
+    owner = {tid: lit for lit, tid in base.items()}
+    for lit, tid in special_tokens_map(given, "--special-tokens").items():
+        if lit in base and base[lit] != tid:
+            raise ArtifactError(f"--special-tokens gives {lit!r} id {tid}, but preset "
+                                f"{preset} has {lit!r} as {base[lit]}")
+        if tid in owner and owner[tid] != lit:
+            raise ArtifactError(f"--special-tokens gives id {tid} to {lit!r}, but preset "
+                                f"{preset} has id {tid} as {owner[tid]!r}")
+        merged[lit] = tid
+    return merged
+
+
+def _listed(specials: dict[str, int]) -> str:
+    names = sorted(specials, key=specials.__getitem__)
+    return ", ".join(map(repr, names[:8])) + (f", ... ({len(names)} in all)"
+                                              if len(names) > 8 else "") or "none"
 
 
 def import_hf(directory: str | Path, root: str | Path, name: str, version: str, *,
@@ -56,17 +107,26 @@ def import_hf(directory: str | Path, root: str | Path, name: str, version: str, 
                                         "special_tokens_map.json") if (directory / f).exists()}
     config: dict[str, Any] = {}
     if "tokenizer_config.json" in files:
-        config = json.loads(files["tokenizer_config.json"].read_text(encoding="utf-8"))
+        config = _json_object(files["tokenizer_config.json"])
     if "special_tokens_map.json" in files:
-        stm = json.loads(files["special_tokens_map.json"].read_text(encoding="utf-8"))
+        stm = _json_object(files["special_tokens_map.json"])
         for key in ("bos_token", "eos_token", "pad_token"):
             config.setdefault(key, stm.get(key))
+    for key in ("bos_token", "eos_token"):  # given at import: they win over the config's
+        if fields.get(key) is not None:
+            config[key] = fields.pop(key)
+        fields.pop(key, None)
     templates: dict[str, str] = {}
     raw = config.get("chat_template")
     if isinstance(raw, str):
         templates["default"] = raw
     elif isinstance(raw, list):
-        templates = {t["name"]: t["template"] for t in raw}
+        for i, t in enumerate(raw):
+            if not (isinstance(t, dict) and isinstance(t.get("name"), str)
+                    and isinstance(t.get("template"), str)):
+                raise ArtifactError(f"{files['tokenizer_config.json']}: chat_template[{i}] "
+                                    f"is not {{'name': str, 'template': str}}")
+            templates[check_name(t["name"], "chat template name")] = t["template"]
     jinja = directory / "chat_template.jinja"
     if jinja.exists() and "default" not in templates:
         templates["default"] = jinja.read_text(encoding="utf-8")
@@ -91,6 +151,11 @@ def import_tekken(path: str | Path, root: str | Path, name: str, version: str, *
                   **fields: Any) -> dict:
     """A Mistral tekken.json, copied unchanged (``extra_templates``: its chat templates)."""
     path = Path(path)
+    for key in ("bos_token", "eos_token"):
+        if fields.pop(key, None) is not None:
+            raise ArtifactError(f"{path}: a tekken file names its own BOS and EOS "
+                                f"(<s>, </s>); --{key.replace('_', '-')} is for rank files "
+                                f"and Hugging Face directories")
     return write_artifact(root, name, version, {path.name: path}, format="tekken",
                           tokenizer_file=path.name, chat_templates=extra_templates,
                           **_default_template(extra_templates), **fields)
@@ -106,8 +171,21 @@ def _default_template(extra: dict[str, str | Path] | None) -> dict[str, Any]:
 
 def import_any(path: str | Path, root: str | Path, name: str, version: str,
                **fields: Any) -> dict:
-    """Dispatch on what ``source`` is (directory, tekken/tokenizer JSON, rank file)."""
+    """Dispatch on what ``source`` is (directory, tekken/tokenizer JSON, rank file).
+
+    ``name`` and ``version`` are checked first (versions.py's grammar), before any file
+    is read or written.
+    """
+    check_name(name, "name")
+    check_name(version, "version")
     source = Path(path)  # not a keyword "source": that is the manifest's provenance field
+    if not source.exists():
+        raise ArtifactError(f"{source}: no such file or directory", path=str(source))
+    if source.is_dir() or source.suffix == ".json":
+        given = [k for k in ("preset", "pattern", "special_tokens") if fields.get(k) is not None]
+        if given:
+            raise ArtifactError(f"{source}: {', '.join(given)} apply to tiktoken rank files; "
+                                f"this source brings its own")
     if source.is_dir():
         return import_hf(source, root, name, version, **fields)
     if source.suffix == ".json":
@@ -116,3 +194,10 @@ def import_any(path: str | Path, root: str | Path, name: str, version: str,
             return import_tekken(source, root, name, version, **fields)
         raise ArtifactError(f"{source}: import a tokenizer.json through its directory")
     return import_tiktoken(source, root, name, version, **fields)
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    value = read_json(path)
+    if not isinstance(value, dict):
+        raise ArtifactError(f"{path} is not a JSON object", path=str(path))
+    return value

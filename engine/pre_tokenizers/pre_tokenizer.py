@@ -7,7 +7,10 @@ Two implementations of one contract ("exactly the pieces of the artifact's regex
   DeepSeek-V4); it runs inside the BPE model's nogil loop, so no Python object is made
   per piece;
 * the ``regex`` module for any other pattern or pre-tokenizer tree, with the pattern
-  adapted to the reference's Unicode version and ``$`` semantics (``unicode_compat``).
+  adapted to the reference's Unicode version and ``$`` semantics (``unicode_compat``);
+  a pattern patterns.py does not define is checked when the tokenizer is built
+  (pattern_check.py: valid, linear time, and, when it is the whole pre-tokenizer,
+  covering every character), so a load refuses what could stall or drop text.
 
 The fallback returns pieces as UTF-8 ``bytes`` joined into one buffer plus the
 exclusive byte ends of each piece, which is what the model consumes. ByteLevel's
@@ -27,6 +30,7 @@ from ..errors import ArtifactError, UnsupportedArtifact
 from .numeric_tables import RUST_NUMERIC
 from ..patterns import BYTE_LEVEL, family_for_pre_tokenizer
 from ..unicode_compat import adapt_pattern
+from .pattern_check import checked_regex
 
 # tokenizers' Digits: a character class of Rust's char::is_numeric (numeric_tables.py)
 _NUMERIC = "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in RUST_NUMERIC) + "]"
@@ -58,7 +62,10 @@ class PreTokenizer:
     @cached_property
     def _findall(self):
         single = self._steps[0] if len(self._steps) == 1 else None
-        return single[1].findall if single and single[0] == "findall" else None
+        # findall gives whole matches only for a pattern without capture groups
+        if single and single[0] == "findall" and single[1].groups == 0:
+            return single[1].findall
+        return None
 
     def split(self, text: str) -> list[tuple[str, bool]]:
         """Pieces of ``text`` in order, each with "a space was prepended" flag."""
@@ -85,7 +92,7 @@ class PreTokenizer:
             lengths = map(len, pieces) if len(data) == len(text) else (
                 len(p.encode("utf-8")) for p in pieces)
             ends = list(accumulate(lengths))
-            if not ends or ends[-1] == len(data):
+            if (ends[-1] if ends else 0) == len(data):  # the pieces tile the text
                 return data, ends, []
         parts: list[bytes] = []
         ends: list[int] = []
@@ -149,7 +156,7 @@ def _adds_prefix_space(spec: dict[str, Any]) -> bool:
 def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
     kind = spec.get("type")
     if kind == "Pattern":
-        return [("findall", regex.compile(adapt_pattern(spec["pattern"], reference)))]
+        return [("findall", checked_regex(spec["pattern"], reference, whole=True))]
     if kind == "Sequence":
         steps: list[tuple] = []
         for child in spec["pretokenizers"]:
@@ -157,8 +164,8 @@ def _compile(spec: dict[str, Any], reference: str) -> list[tuple]:
         return steps
     if kind == "Split":
         pattern = spec["pattern"]
-        rx = (regex.compile(adapt_pattern(pattern["Regex"], reference)) if "Regex" in pattern
-              else regex.compile(regex.escape(pattern["String"])))
+        rx = (checked_regex(pattern["Regex"], reference, whole=False, where="pre_tokenizer Split")
+              if "Regex" in pattern else regex.compile(regex.escape(pattern["String"])))
         return [("split", rx, spec.get("behavior", "Isolated"), bool(spec.get("invert", False)))]
     if kind == "Digits":
         # Rust's char::is_numeric, not Oniguruma's \p{N} nor the regex module's (each has

@@ -65,10 +65,14 @@ def load_one(roots: Sequence[Path], spec: str | None) -> Tokenizer:
     which made counting one string cost 0.54 s against 0.20 s for this.
     """
     from ... import bundled_names, load
+    from ...versions import check_name
 
     if spec is None:
         raise UnknownTokenizer("no tokenizer given and no default is configured")
     name, _, version = spec.partition("@")
+    check_name(name, "name")  # before it becomes a path under any root
+    if version:
+        check_name(version, "version")
     for root in reversed(list(roots)):
         folder = Path(root) / name
         if folder.is_dir() and (not version or (folder / version / "manifest.json").is_file()):

@@ -4,6 +4,7 @@ version rule, ``name@version`` resolution, the manifest's required keys and hash
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -68,4 +69,55 @@ def test_manifest_read_and_checks(tmp_path):
     del manifest["format"]
     (version / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(tokserve.ArtifactError, match="lacks required key 'format'"):
+        versions.read_manifest(version)
+
+
+# ==== the name grammar (issue 33, point 5) and leftovers of failed imports (point 7) ====
+
+VALID = ["a", "cl100k_base", "deepseek-v4", "1", "1.10", "2024-05-01", "v2_rc.1", "A" * 128]
+INVALID = ["", ".", "..", ".hidden", "../x", "../../../x", "/abs", "a/b", "a\\b", "a@b",
+           "a\nb", "a\n", "a b", "x" * 129, "naïve", "a:b", None, 7]
+
+
+@pytest.mark.parametrize("value", VALID)
+def test_names_in_the_grammar_are_accepted(value):
+    assert versions.is_valid_name(value) and versions.check_name(value) == value
+
+
+@pytest.mark.parametrize("value", INVALID, ids=repr)
+def test_names_outside_the_grammar_are_refused_in_one_line(value):
+    assert not versions.is_valid_name(value)
+    with pytest.raises(tokserve.ArtifactError) as info:
+        versions.check_name(value, "version")
+    assert info.value.message.startswith("invalid version ")
+    assert "\n" not in info.value.message and versions.NAME_GRAMMAR in info.value.message
+
+
+def test_discovery_skips_bad_names_with_a_warning_and_partial_leftovers_silently(tmp_path,
+                                                                                caplog):
+    _version(tmp_path, "cl", "1")
+    _version(tmp_path, "cl", "bad version")  # a version no name@version can address
+    _version(tmp_path, "bad@name", "1")
+    leftover = tmp_path / "cl" / ".2.partial"  # a failed or killed import's leftover
+    leftover.mkdir()
+    (leftover / "manifest.json").write_text("{}")
+    with caplog.at_level(logging.WARNING, logger="tokserve.versions"):
+        found = versions.version_dirs(tmp_path)
+    assert [p.relative_to(tmp_path).as_posix() for p in found] == ["cl/1"]
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 2 and all(r.levelno == logging.WARNING for r in caplog.records)
+    assert any("'bad@name'" in w for w in warned) and any("'bad version'" in w for w in warned)
+    assert not any(".partial" in w for w in warned)
+
+
+def test_resolution_and_manifests_refuse_names_outside_the_grammar(tmp_path):
+    _version(tmp_path, "cl", "1")
+    for ref in ("../cl", "cl@../1", "cl@", "cl@1@2", ".."):
+        with pytest.raises(tokserve.ArtifactError, match="invalid (name|version)"):
+            versions.resolve(ref, tmp_path)
+    version = _version(tmp_path, "odd", "1")
+    manifest = json.loads((version / "manifest.json").read_text())
+    manifest["version"] = "1\n"
+    (version / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(tokserve.ArtifactError, match=r"invalid version '1\\n'"):
         versions.read_manifest(version)

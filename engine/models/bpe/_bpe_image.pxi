@@ -78,7 +78,8 @@ def build_image(tokens=None, merges=None, added=None, *, bytes tiktoken_data=Non
         raise ArtifactError(f"merge {a!r} + {b!r} (rank {builder.detail}) uses a token missing "
                             f"from the vocabulary")
     if rc == IMG_BAD_ID:
-        raise ArtifactError(f"token id {builder.detail} out of range")
+        raise ArtifactError(f"token id {builder.detail} is out of range (0 to 2147483646)",
+                            id=builder.detail)
     return _image_of(<const unsigned char *>image.data(), image.size() * 8)
 
 

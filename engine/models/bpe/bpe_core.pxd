@@ -22,7 +22,7 @@ cdef extern from "bpe_image.h" nogil:
     const uint32_t BPE_IMAGE_LAYOUT
     int IMG_OK, IMG_NO_BYTE, IMG_BAD_MERGE, IMG_BAD_ID, IMG_DAMAGED
     cdef cppclass BpeImageBuilder:
-        int detail
+        int64_t detail
         void add_token(const unsigned char *p, size_t n, int64_t id, cbool mergeable)
         void add_merge(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)
         int build(cbool concat_ranks, vector[uint64_t] *out)

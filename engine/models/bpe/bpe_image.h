@@ -69,13 +69,13 @@ public:
         merges_.push_back({a, na, b, nb});
     }
 
-    int detail = 0;
+    int64_t detail = 0;  /* 64 bits: a refused id is reported as given, never truncated */
 
     /* The image into *out; ``concat_ranks``: the .tiktoken rule (merges are ignored). */
     int build(bool concat_ranks, std::vector<uint64_t> *out) {
         size_t n_ids = 0, arena = 0, n_mergeable = 0;
         for (const Token &t : tokens_) {
-            if (t.id < 0 || t.id >= 0x7FFFFFFF) return fail(IMG_BAD_ID, (int)t.id);
+            if (t.id < 0 || t.id >= 0x7FFFFFFF) return fail(IMG_BAD_ID, t.id);
             n_ids = (size_t)t.id + 1 > n_ids ? (size_t)t.id + 1 : n_ids;
             arena += t.n;
             n_mergeable += t.mergeable;
@@ -220,7 +220,7 @@ private:
         return m.size;
     }
 
-    int fail(int code, int value) {
+    int fail(int code, int64_t value) {
         detail = value;
         return code;
     }

@@ -44,8 +44,9 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from ...errors import EngineError
-from ...presets import PRESETS
-from ...versions import Manifest
+from ...patterns import family_for_pattern, resolve_pattern
+from ...pre_tokenizers.pattern_check import check_pattern
+from ...versions import Manifest, check_name
 from . import _trainer
 
 _BLOCK = 4 << 20  # bytes read per block inside a task
@@ -68,12 +69,6 @@ class TrainResult:
     pieces: int = 0         # pre-tokenized pieces counted (with multiplicity)
     piece_types: int = 0    # distinct pieces
     corpus_bytes: int = 0
-
-
-def resolve_pattern(pattern: str) -> str:
-    """A preset name (cl100k_base, o200k_base, llama3, qwen) -> its regex; else unchanged."""
-    preset = PRESETS.get(pattern)
-    return preset.pattern if preset is not None else pattern
 
 
 # ------------------------------------------------------------------ progress
@@ -122,7 +117,6 @@ class _Splitter:
     """Pre-tokenizes one block of corpus bytes into a ``PieceCounter``."""
 
     def __init__(self, pattern: str, special_tokens: Sequence[str]) -> None:
-        from ...patterns import family_for_pattern
         from ...unicode_compat import adapt_pattern
 
         self.family = family_for_pattern(pattern, "tiktoken")
@@ -305,10 +299,13 @@ def learn(corpus_files: Sequence[str], vocab_size: int, pattern: str,
     """Learn byte-level BPE ranks from ``corpus_files`` (see the module docstring).
 
     ``vocab_size`` includes the 256 byte tokens and the special tokens; learning stops
-    earlier when no adjacent pair is left. ``pattern`` is a preset name or a regex.
+    earlier when no adjacent pair is left. ``pattern`` is a pattern name
+    (``patterns.resolve_pattern``) or a regex; a regex without a compiled scanner must
+    pass the load-time checks (``pattern_check``) before any counting starts.
 
     Raises:
-        EngineError: bad arguments or an unreadable corpus file.
+        EngineError: bad arguments or an unreadable corpus file; ArtifactError for an
+            unknown pattern name or a refused pattern.
     """
     special_tokens = list(special_tokens)
     if len(set(special_tokens)) != len(special_tokens) or any(not s for s in special_tokens):
@@ -319,6 +316,8 @@ def learn(corpus_files: Sequence[str], vocab_size: int, pattern: str,
         raise EngineError(f"vocab_size {vocab_size} leaves {target} ranks for ordinary tokens; "
                           f"at least the 256 byte tokens are needed", vocab_size=vocab_size)
     regex_text = resolve_pattern(pattern)
+    if family_for_pattern(regex_text, "tiktoken") < 0:
+        check_pattern(regex_text, "tiktoken", whole=True)
     counter = count_pieces(corpus_files, regex_text, special_tokens,
                            num_workers=num_workers, progress=progress)
     trainer = _trainer.MergeTrainer(counter)
@@ -413,8 +412,12 @@ def train(corpus_files: Sequence[str], vocab_size: int, *, out: str | os.PathLik
 
     Raises:
         EngineError: bad arguments or an unreadable corpus file; ArtifactError when the
-            version exists; UnsupportedArtifact for an export its pattern cannot make exact.
+            version exists, for a name or version outside the grammar (versions.py:
+            checked before training) or a refused pattern; UnsupportedArtifact for an
+            export its pattern cannot make exact.
     """
+    check_name(name, "name")
+    check_name(version, "version")
     result = learn(corpus_files, vocab_size, pattern, special_tokens, progress=progress,
                    num_workers=num_workers)
     return write_artifact(result, out, name, version, pattern, special_tokens, formats=formats)

@@ -22,6 +22,7 @@ import tokserve
 from tokserve.models.bpe import trainer as T
 from tokserve.service.artifact_cli import train as train_cli
 from tokserve.errors import ArtifactError, EngineError
+from tokserve.patterns import resolve_pattern
 from tokserve.unicode_compat import adapt_pattern
 
 PATTERNS = ["o200k_base", "cl100k_base", "llama3", "qwen", r"\S+|\s+", r"[a-z]+|[^a-z]"]
@@ -33,7 +34,7 @@ SPECIALS = ["<|endoftext|>", "<|sep|>"]
 
 def reference_pieces(text: str, pattern: str, specials: list[str]) -> Counter:
     """Piece -> count: split on the special literals (removed), then the pattern."""
-    rx = regex.compile(adapt_pattern(T.resolve_pattern(pattern), "tiktoken"))
+    rx = regex.compile(adapt_pattern(resolve_pattern(pattern), "tiktoken"))
     if specials:
         alt = "|".join(regex.escape(s) for s in sorted(specials, key=len, reverse=True))
         segments = regex.split(alt, text)
@@ -240,7 +241,7 @@ def test_artifact_loads_and_encodes_with_merges_in_rank_order(tmp_path):
     on_disk = json.loads((vdir / "manifest.json").read_text(encoding="utf-8"))
     assert on_disk == manifest
     assert manifest["format"] == "tiktoken" and manifest["preset"] is None
-    assert manifest["pattern"] == T.resolve_pattern("o200k_base")
+    assert manifest["pattern"] == resolve_pattern("o200k_base")
     assert manifest["special_tokens"] == {"<|endoftext|>": 378, "<|sep|>": 379}
     assert manifest["vocab_size"] == 380
     lines = (vdir / "mini.tiktoken").read_bytes().splitlines()
@@ -290,7 +291,7 @@ def test_cli_main(tmp_path, capsys):
     # captured stderr is not a terminal: plain lines, no carriage-return frames
     assert "\r" not in err
     assert all(line.startswith("tokserve train: ") for line in err.splitlines())
-    assert tok.manifest["pattern"] == T.resolve_pattern("qwen")
+    assert tok.manifest["pattern"] == resolve_pattern("qwen")
 
 
 def test_progress_bar_redraws_in_place_only_on_a_terminal(tmp_path):
