@@ -16,6 +16,10 @@ The engine's own API (policies, offsets in any unit, BOS/EOS post-processing):
     >>> tok.decode(ids)
     'hello world'
 
+Code written for tiktoken that you cannot edit: ``tokserve.install_as_tiktoken()`` (or
+``python -m tokserve.tiktoken_shim program.py``) makes ``import tiktoken`` and its
+submodules this package's (tokserve.tiktoken_shim).
+
 ``load`` accepts a bundled tokenizer name, an artifact version directory (manifest.json
 plus files, hashes verified), a ``tokenizer.json`` (or a directory holding one), or a
 tiktoken rank file with ``preset=`` (cl100k_base, o200k_base, llama3, qwen).
@@ -43,10 +47,12 @@ from .errors import EngineError as EngineError
 from .errors import InputTooLarge as InputTooLarge
 from .errors import InvalidUtf8 as InvalidUtf8
 from .errors import SpecialTokenInText as SpecialTokenInText
+from .errors import TiktokenAlreadyImported as TiktokenAlreadyImported
 from .errors import UnknownTokenId as UnknownTokenId
 from .errors import UnsupportedArtifact as UnsupportedArtifact
 from .loading import load as load
 from .presets import PRESETS as PRESETS
+from .tiktoken_shim import install as install_as_tiktoken
 from .tokenizer import Tokenizer as Tokenizer
 from .versions import bundled_names as bundled_names
 from .versions import bundled_root as bundled_root
@@ -55,9 +61,9 @@ from .versions import version_key as version_key
 
 __all__ = [
     "get_encoding", "encoding_for_model", "encoding_name_for_model", "list_encoding_names",
-    "Encoding", "DisallowedSpecialToken",
+    "Encoding", "DisallowedSpecialToken", "install_as_tiktoken",
     "load", "DecodeStream", "build_info", "bundled_root", "bundled_names", "latest_version",
     "version_key", "Tokenizer", "Artifact", "Policy", "PRESETS",
     "EngineError", "ArtifactError", "UnsupportedArtifact", "SpecialTokenInText",
-    "UnknownTokenId", "InvalidUtf8", "InputTooLarge",
+    "UnknownTokenId", "InvalidUtf8", "InputTooLarge", "TiktokenAlreadyImported",
 ]

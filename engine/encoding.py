@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 from .errors import DisallowedSpecialToken, SpecialTokenInText, UnknownTokenId
 from .formats import rank_file_bytes, tiktoken_artifact
 from .offsets import Units
+from .pattern_check import check_tiktoken_pattern
+from .patterns import family_for_pattern
 from .text_input import repair_surrogates
 from .tokenizer import Tokenizer
 
@@ -44,6 +46,10 @@ class Encoding:
     Built three ways: ``tokserve.get_encoding(name)`` (cached, the usual one), tiktoken's
     constructor (``Encoding(name, pat_str=..., mergeable_ranks=..., special_tokens=...)``)
     or ``Encoding.from_tokenizer(tokserve.load(...))``.
+
+    The constructor gives tiktoken's ids for any ``pat_str`` it accepts: a known pattern
+    runs on its compiled scanner, another on the ``regex`` fallback when pattern_check.py
+    proves that exact, else ``UnsupportedArtifact`` names what it cannot reproduce.
     """
 
     def __init__(
@@ -61,6 +67,8 @@ class Encoding:
             raise ValueError(
                 f"explicit_n_vocab={explicit_n_vocab} but the ranks and special tokens hold "
                 f"{len(mergeable_ranks) + len(special_tokens)} tokens up to id {top}")
+        if family_for_pattern(pat_str, "tiktoken") < 0:
+            check_tiktoken_pattern(pat_str)  # the regex fallback must split as tiktoken does
         artifact = tiktoken_artifact(rank_file_bytes(mergeable_ranks), name=name,
                                      pattern=pat_str, special_tokens=dict(special_tokens))
         self._setup(Tokenizer(artifact), pat_str, dict(mergeable_ranks), None)

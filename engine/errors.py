@@ -119,3 +119,23 @@ class InputTooLarge(EngineError):
     """An input exceeds a hard engine limit (the service enforces its own, lower ones)."""
 
     code = "input_too_large"
+
+
+class TiktokenAlreadyImported(EngineError, RuntimeError):
+    """``tokserve.install_as_tiktoken()`` was called after the real tiktoken was imported.
+
+    Refused rather than replaced: modules that imported tiktoken already hold its
+    functions and encodings, so replacing the modules would leave the process with two
+    tokenizer implementations at once. ``modules`` names what was found.
+    """
+
+    code = "tiktoken_already_imported"
+
+    def __init__(self, modules: list[str], origin: str | None) -> None:
+        where = f" (from {origin})" if origin else ""
+        super().__init__(
+            f"the tiktoken package is already imported{where}: {', '.join(modules)}; install "
+            f"the shim before anything imports tiktoken, or start the program under "
+            f"`python -m tokserve.tiktoken_shim`",
+            modules=modules, origin=origin,
+        )
