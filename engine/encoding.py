@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, AbstractSet, Any, Literal
 from .errors import DisallowedSpecialToken, SpecialTokenInText, UnknownTokenId
 from .formats import rank_file_bytes, tiktoken_artifact
 from .offsets import Units
-from .pattern_check import check_tiktoken_pattern
+from .pre_tokenizers.tiktoken_exactness import check_tiktoken_pattern
 from .patterns import family_for_pattern
 from .text_input import repair_surrogates
 from .tokenizer import Tokenizer
@@ -48,7 +48,7 @@ class Encoding:
     or ``Encoding.from_tokenizer(tokserve.load(...))``.
 
     The constructor gives tiktoken's ids for any ``pat_str`` it accepts: a known pattern
-    runs on its compiled scanner, another on the ``regex`` fallback when pattern_check.py
+    runs on its compiled scanner, another on the ``regex`` fallback when pre_tokenizers/tiktoken_exactness.py
     proves that exact, else ``UnsupportedArtifact`` names what it cannot reproduce.
     """
 

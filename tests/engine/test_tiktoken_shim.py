@@ -10,7 +10,7 @@ What is checked, each against tiktoken itself (installed by the [test] extra):
   the bundled files, and ``Encoding(**those)`` encodes as tiktoken's does;
 * ``Encoding(**kwargs)`` after ``_pat_str``/``_mergeable_ranks`` of another encoding (the
   way tiktoken documents adding special tokens) equals tiktoken's (patterns that no
-  scanner knows: tests/engine/test_pattern_check.py);
+  scanner knows: tests/engine/pre_tokenizers/test_tiktoken_exactness.py);
 * ``tiktoken.load``, ``registry`` and ``model`` follow tiktoken's rules; a plugin another
   package installs into ``tiktoken_ext`` is found; a process that imported the real
   tiktoken is refused and keeps working.

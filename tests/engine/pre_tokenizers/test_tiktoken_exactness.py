@@ -1,5 +1,5 @@
 """``tokserve.Encoding(pat_str=...)`` with a pattern no compiled scanner knows, against
-tiktoken: either the ``regex`` fallback gives tiktoken's ids (pattern_check.py proves the
+tiktoken: either the ``regex`` fallback gives tiktoken's ids (tiktoken_exactness.py proves the
 pattern inside the subset where it does) or the constructor refuses, naming the
 construct. Never silently different ids.
 
@@ -17,7 +17,7 @@ import tiktoken
 import tokserve
 from corpus import build_corpus
 from tokserve.errors import UnsupportedArtifact
-from tokserve.pattern_check import check_tiktoken_pattern
+from tokserve.pre_tokenizers.tiktoken_exactness import check_tiktoken_pattern
 from tokserve.patterns import PATTERNS
 
 _EXACT = [

@@ -32,8 +32,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from .errors import UnsupportedArtifact
-from .unicode_compat import WHITE_SPACE_CHARS, category_ranges
+from ..errors import UnsupportedArtifact
+from ..unicode_compat import WHITE_SPACE_CHARS, category_ranges
 
 Ranges = tuple[tuple[int, int], ...]
 _MAX = 0x10FFFF
