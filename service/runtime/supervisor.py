@@ -239,13 +239,13 @@ def listen(host: str, port: int) -> list[socket.socket]:
     except socket.gaierror as exc:
         raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     sockets: list[socket.socket] = []
-    for family, kind, proto, _, address in dict.fromkeys(
-            (f, k, p, c, a) for f, k, p, c, a in infos):
+    addresses = list(dict.fromkeys(infos))
+    for family, kind, proto, _, address in addresses:
         sock = socket.socket(family, kind, proto)
         sockets.append(sock)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            if family == socket.AF_INET6:
+            if family == socket.AF_INET6 and len(addresses) > 1:  # beside its IPv4 twin
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)
         except OSError as exc:
