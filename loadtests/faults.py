@@ -82,7 +82,7 @@ class Replica:
         with httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0)) as c:
             text = c.get(self.url + "/metrics").text
         return sorted({int(p) for p in re.findall(
-            r'tokserve_process_resident_memory_bytes\{pid="(\d+)"\}', text)})
+            r'process_resident_memory_bytes\{pid="(\d+)"\}', text)})
 
     def tree(self) -> list[int]:
         """The replica's pids: its supervisor and every process it started."""

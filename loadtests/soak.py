@@ -9,7 +9,7 @@ Starts ``tokserve serve --workers N`` on a free loopback port (unless ``--url``)
 locust headless (``pip install -e ".[load]"``) for the duration, and every
 ``--every`` seconds prints one row: elapsed time, requests and failures so far, the
 p50/p99 of the last interval (locust's current percentiles), and the RSS of each worker
-read from the server's own /metrics (``tokserve_process_resident_memory_bytes{pid}``).
+read from the server's own /metrics (``process_resident_memory_bytes{pid}``).
 The closing lines give the totals, the RSS at start and end of each worker, and the
 exit status: 1 if any request failed (a wrong body counts as a failure too).
 """
@@ -44,7 +44,7 @@ def rss_by_pid(url: str) -> dict[str, float]:
     with httpx.Client(timeout=10, limits=httpx.Limits(max_keepalive_connections=0)) as c:
         text = c.get(url + "/metrics").text
     return {pid: float(v) / 2**20 for pid, v in re.findall(
-        r'tokserve_process_resident_memory_bytes\{pid="(\d+)"\} (\S+)', text)}
+        r'process_resident_memory_bytes\{pid="(\d+)"\} (\S+)', text)}
 
 
 def last_row(history: Path) -> dict[str, str] | None:

@@ -11,8 +11,8 @@ Three rooms:
   artifact roots, the registry and its hot reload, the cache, readiness and the worker
   processes, metrics, logs, telemetry and tracing.
 
-Beside them: ``errors.py`` (the one error table), ``cli.py`` and ``artifact_cli.py``
-(the ``tokserve`` command), and ``static/`` (the playground page).
+Beside them: ``errors.py`` (the one error table), ``cli.py``, ``one_shot.py`` and
+``artifact_cli.py`` (the ``tokserve`` command), and ``static/`` (the playground page).
 
 ``http/`` imports the other two and ``operations/`` imports ``runtime/``, with three
 edges the other way: the operation table names the endpoints of its GET routes

@@ -1,23 +1,15 @@
 """``tokserve``: serve the HTTP API, or encode/count/decode once from the command line.
 
-    tokserve serve [--host H] [--port P] [--workers N] [--artifacts DIR ...]
-    tokserve encode [TEXT ...] [--file PATH] [--tokenizer NAME[@V]] [--offsets char]
-    tokserve count  [TEXT ...] [--file PATH] [--tokenizer ...]
-    tokserve decode [ID ...]   [--file PATH] [--tokenizer ...]   # or a JSON list
-    tokserve artifact import|verify|list ...      # see service/artifact_cli.py
-    tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT
-    tokserve --version
-
-One-shot input: the arguments (joined by single spaces), else ``--file PATH``, else
-stdin (also with ``-``). One-shot commands load only the tokenizer they use. Serve
-flags are exported as ``TOKSERVE_*`` env vars before uvicorn starts, so every worker
-process builds the same settings from its environment.
+The synopsis, in plain text, is ``SYNOPSIS`` (the top-level help shows it). One-shot
+commands are ``one_shot.py``'s. Serve flags are exported as ``TOKSERVE_*`` env vars before
+uvicorn starts, so every worker process builds the same settings from its environment;
+each flag's help names its variable and its default (``Settings``' default: a test
+checks they agree).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -26,12 +18,40 @@ from pathlib import Path
 
 from . import artifact_cli
 
+SYNOPSIS = """\
+commands:
+  tokserve serve [--host H] [--port P] [--workers N] [--artifacts DIR ...]
+  tokserve encode [TEXT ...] [--file PATH] [--tokenizer NAME[@V] | --model MODEL]
+  tokserve count  [TEXT ...] [--file PATH] [--tokenizer ... | --model ...]
+  tokserve decode [ID ...]   [--file PATH] [--tokenizer ... | --model ...]
+  tokserve artifact import|verify|list|export ...
+  tokserve train --corpus FILES --vocab-size N --name N --version V --out ROOT
+
+One-shot input: the arguments (joined by single spaces), else --file PATH, else stdin
+(also with -). One-shot commands load only the tokenizer they use; --tokenizer also
+takes a model name (gpt-4o), as the service's "tokenizer" field does, and --model takes
+one as its "model" field does. `tokserve COMMAND --help` for each command's options.
+"""
+
+#: serve's limit flags: (help, default as Settings has it)
 _LIMIT_FLAGS = {
-    "max_body_bytes": "request body limit in bytes",
-    "max_text_chars": "per-text limit in characters",
-    "max_batch": "max items per batch",
-    "max_decode_ids": "max ids per decode request",
+    "max_body_bytes": ("request body limit in bytes", "16777216, 16 MiB"),
+    "max_text_chars": ("per-text limit in characters (code points)", "4000000"),
+    "max_batch": ("max items per batch (texts, batch_ids)", "4096"),
+    "max_decode_ids": ("max ids per decode request", "4000000"),
 }
+
+_SERVE_EPILOG = """\
+Every flag sets the TOKSERVE_* variable it names (a flag wins over the variable). Some
+settings are variables only: TOKSERVE_AUTH_TOKEN, TOKSERVE_ADMIN_TOKEN,
+TOKSERVE_METRICS_TOKEN, TOKSERVE_METRICS_OPEN, TOKSERVE_ALLOWED_HOSTS, the cache's
+TOKSERVE_CACHE_*, TOKSERVE_TABLES_DIR, TOKSERVE_BUNDLED_ARTIFACTS (docs/SERVICE.md,
+"Configuration").
+"""
+
+
+def _env(name: str) -> str:
+    return "TOKSERVE_" + name.upper()
 
 
 class _Version(argparse.Action):
@@ -48,65 +68,119 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tokserve", description=__doc__.split("\n")[0])
-    p.add_argument("--version", action=_Version)
-    sub = p.add_subparsers(dest="command", required=True)
-
-    serve = sub.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host", default=os.environ.get("TOKSERVE_HOST", "127.0.0.1"))
-    serve.add_argument("--port", type=int, default=int(os.environ.get("TOKSERVE_PORT", "8000")))
-    serve.add_argument("--workers", type=int, default=int(os.environ.get("TOKSERVE_WORKERS", "1")))
+def _add_serve(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser(
+        "serve", help="run the HTTP service", epilog=_SERVE_EPILOG,
+        description="Run the HTTP service (docs/SERVICE.md). Each flag's help names its\n"
+                    "default and the TOKSERVE_* variable it sets.",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    serve.add_argument("--host", default=os.environ.get("TOKSERVE_HOST", "127.0.0.1"),
+                       help="address to listen on; 0.0.0.0 for every interface "
+                            "(default: 127.0.0.1; env TOKSERVE_HOST)")
+    serve.add_argument("--port", type=int, default=int(os.environ.get("TOKSERVE_PORT", "8000")),
+                       help="port to listen on (default: 8000; env TOKSERVE_PORT)")
+    serve.add_argument("--workers", type=int,
+                       default=int(os.environ.get("TOKSERVE_WORKERS", "1")), metavar="N",
+                       help="worker processes sharing the socket (default: 1; env "
+                            "TOKSERVE_WORKERS)")
     serve.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR",
-                       help="extra artifact root <DIR>/<name>/<version>/ (repeatable)")
-    serve.add_argument("--default-tokenizer", default=None)
+                       help="extra artifact root <DIR>/<name>/<version>/, repeatable, after "
+                            "the bundled one (default: none; env TOKSERVE_ARTIFACTS, "
+                            "':'- or ','-separated)")
+    serve.add_argument("--default-tokenizer", default=None, metavar="NAME",
+                       help="the tokenizer of requests that name none (default: o200k_base; "
+                            "env TOKSERVE_DEFAULT_TOKENIZER)")
     serve.add_argument("--allow-empty", action="store_true", default=None,
-                       help="start even when no tokenizer artifact loads (503 until reload)")
-    serve.add_argument("--log-level", default=None)
+                       help="start even when no tokenizer artifact loads, 503 until a reload "
+                            "(default: off, refuse to start; env TOKSERVE_ALLOW_EMPTY=1)")
+    serve.add_argument("--log-level", default=None, metavar="LEVEL",
+                       help="debug, info, warning or error; warning also silences the "
+                            "access log (default: info; env TOKSERVE_LOG_LEVEL)")
     serve.add_argument("--log-format", choices=["json", "text"], default=None,
-                       help="log line format (default: text on a terminal, else json)")
+                       help="log line format (default: text on a terminal, else json; env "
+                            "TOKSERVE_LOG_FORMAT)")
     serve.add_argument("--no-access-log", action="store_true", default=None,
-                       help="no access line per request")
+                       help="no access line per request (default: one line per request; "
+                            "env TOKSERVE_ACCESS_LOG=0)")
     serve.add_argument("--drain-seconds", type=float, default=None, metavar="S",
                        help="on SIGTERM, keep serving S seconds with /readyz 503 before "
-                            "stopping (default 5)")
+                            "stopping (default: 5; env TOKSERVE_DRAIN_SECONDS)")
     serve.add_argument("--graceful-timeout", type=float, default=None, metavar="S",
-                       help="then give in-flight requests S seconds to finish (default 20)")
+                       help="then give in-flight requests S seconds to finish (default: 20; "
+                            "env TOKSERVE_GRACEFUL_TIMEOUT)")
     serve.add_argument("--header-timeout", type=float, default=None, metavar="S",
                        help="a request's line and headers must arrive within S seconds, "
-                            "else 408 and the connection is closed (default 10; 0: none)")
+                            "else 408 and the connection is closed; 0: no limit (default: "
+                            "10; env TOKSERVE_HEADER_TIMEOUT)")
     serve.add_argument("--body-timeout", type=float, default=None, metavar="S",
-                       help="its body within S seconds after the headers (default 30; "
-                            "0: none)")
+                       help="its body within S seconds after the headers; 0: no limit "
+                            "(default: 30; env TOKSERVE_BODY_TIMEOUT)")
     serve.add_argument("--otel", action="store_true", default=None,
-                       help="OpenTelemetry spans per request (pip install 'tokserve[otel]')")
+                       help="OpenTelemetry spans per request, pip install 'tokserve[otel]' "
+                            "(default: off; env TOKSERVE_OTEL=1)")
     serve.add_argument("--cors-origins", default=None, metavar="ORIGINS",
                        help="comma-separated origins whose pages may call the API "
-                            "(default: none, no CORS headers)")
-    for name, help_text in _LIMIT_FLAGS.items():
-        serve.add_argument("--" + name.replace("_", "-"), type=int, default=None, help=help_text)
+                            "(default: none, no CORS headers; env TOKSERVE_CORS_ORIGINS)")
+    for name, (help_text, default) in _LIMIT_FLAGS.items():
+        serve.add_argument("--" + name.replace("_", "-"), type=int, default=None, metavar="N",
+                           help=f"{help_text} (default: {default}; env {_env(name)})")
 
+
+def _add_one_shot(sub: argparse._SubParsersAction) -> None:
     for name, help_text in (("encode", "print ids (JSON)"), ("count", "print the token count"),
-                            ("decode", "print the text of ids")):
-        cmd = sub.add_parser(name, help=help_text)
+                            ("decode", "print the text of ids, and a newline")):
+        cmd = sub.add_parser(name, help=help_text, description=help_text[0].upper() +
+                             help_text[1:] + ", with one tokenizer, no server.")
+        cmd.set_defaults(command_parser=cmd)
         what = "token ids" if name == "decode" else "text"
         cmd.add_argument("input", nargs="*", metavar="ID" if name == "decode" else "TEXT",
                          help=f"the {what} (several arguments are joined by spaces); "
                               f"'-' or none reads stdin")
         cmd.add_argument("--file", type=Path, default=None, metavar="PATH",
                          help=f"read the {what} from this file")
-        cmd.add_argument("--tokenizer", default=None, help="name or name@version")
-        cmd.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR")
+        which = cmd.add_mutually_exclusive_group()
+        which.add_argument("--tokenizer", default=None, metavar="NAME",
+                           help="tokenizer name or name@version; a model name (gpt-4o) is "
+                                "accepted too when no tokenizer has that name, as the "
+                                "service's \"tokenizer\" field (default: o200k_base; env "
+                                "TOKSERVE_DEFAULT_TOKENIZER)")
+        which.add_argument("--model", default=None, metavar="MODEL",
+                           help="model name (gpt-4o, openai/gpt-oss-20b, or one a manifest "
+                                "declares), resolved as the service's \"model\" field: "
+                                "the model table first, then a tokenizer name")
+        cmd.add_argument("--artifacts", action="append", type=Path, default=None, metavar="DIR",
+                         help="extra artifact root (repeatable; env TOKSERVE_ARTIFACTS)")
         if name != "decode":
             cmd.add_argument("--special-tokens", choices=["reject", "allow", "text"],
-                             default="reject")
-            cmd.add_argument("--add-special-tokens", action="store_true")
+                             default="reject",
+                             help="a special-token literal in the text: an error (reject), "
+                                  "its special id (allow), or plain characters (text) "
+                                  "(default: reject)")
+            cmd.add_argument("--add-special-tokens", action="store_true",
+                             help="add the tokenizer's BOS/EOS, if it has them")
         if name == "encode":
             cmd.add_argument("--offsets", choices=["char", "utf16", "byte"], default=None,
                              help="also print offsets in these units")
         if name == "decode":
-            cmd.add_argument("--skip-special-tokens", action="store_true")
-            cmd.add_argument("--errors", choices=["replace", "strict"], default="replace")
+            cmd.add_argument("--skip-special-tokens", action="store_true",
+                             help="leave special tokens out of the text")
+            cmd.add_argument("--errors", choices=["replace", "strict"], default="replace",
+                             help="bytes that are not UTF-8: U+FFFD (replace) or an error "
+                                  "(strict) (default: replace)")
+            cmd.add_argument("-n", "--no-newline", action="store_true",
+                             help="print the text exactly as decoded, without the newline "
+                                  "added after it")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tokserve", epilog=SYNOPSIS, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="tokserve: serve the HTTP API, or encode/count/decode once from the "
+                    "command line.")
+    p.add_argument("--version", action=_Version)
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_serve(sub)
+    _add_one_shot(sub)
     artifact_cli.add_parsers(sub)
     return p
 
@@ -156,56 +230,6 @@ def serve(args: argparse.Namespace) -> int:
     return run(settings, host=args.host, port=args.port, workers=args.workers)
 
 
-def _read_input(args: argparse.Namespace) -> str:
-    """The arguments, else ``--file``, else stdin (see the module docstring)."""
-    given = [] if args.input == ["-"] else args.input
-    if given and args.file is not None:
-        raise ValueError("give the input as arguments or with --file, not both")
-    if args.file is not None:
-        return args.file.read_text(encoding="utf-8")
-    if given:
-        return " ".join(given)
-    return sys.stdin.read()
-
-
-def one_shot(args: argparse.Namespace) -> int:
-    import logging
-
-    from .. import errors as engine_errors
-    from .runtime.roots import UnknownTokenizer, default_from_env, load_one, roots_from_env
-
-    logging.basicConfig(level=logging.WARNING, format="tokserve: %(message)s")
-    _export_env(args)
-    try:
-        tok = load_one(roots_from_env(), args.tokenizer or default_from_env())
-        data = _read_input(args)
-        if args.command == "encode":
-            if args.offsets:
-                ids, offsets = tok.encode_with_offsets(
-                    data, units=args.offsets, special_tokens=args.special_tokens,
-                    add_special_tokens=args.add_special_tokens)
-                print(json.dumps({"ids": ids, "offsets": offsets}))
-            else:
-                print(json.dumps(tok.encode(data, special_tokens=args.special_tokens,
-                                            add_special_tokens=args.add_special_tokens)))
-        elif args.command == "count":
-            print(tok.count(data, special_tokens=args.special_tokens,
-                            add_special_tokens=args.add_special_tokens))
-        else:
-            stripped = data.strip()
-            ids = json.loads(stripped) if stripped.startswith("[") else \
-                [int(x) for x in stripped.split()]
-            sys.stdout.write(tok.decode(ids, errors=args.errors,
-                                        skip_special_tokens=args.skip_special_tokens))
-    except (UnknownTokenizer, engine_errors.EngineError) as exc:
-        print(f"tokserve: error: {exc.code}: {exc.message}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as exc:
-        print(f"tokserve: error: {exc}", file=sys.stderr)
-        return 2
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["train"]:
@@ -222,7 +246,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os._exit(code)
     if args.command == "artifact":
         return artifact_cli.run(args)
-    return one_shot(args)
+    from .one_shot import run
+
+    _export_env(args)
+    return run(args, args.command_parser)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from ..runtime.tracing import Tracing
 from ..runtime.tracing import load as load_tracing
 from .framework import build_framework
 from .layers.auth import BearerAuth
+from .routes.metrics import PATH as METRICS_PATH
 from .layers.body_limit import BodyLimit
 from .layers.cors import Cors
 from .layers.draining import Draining
@@ -105,8 +106,9 @@ def _layers(settings: Settings, ids: RequestIds, state: ServiceState, lifecycle:
         Middleware(Recording, telemetry=telemetry, direct=frozenset(handlers)),
         Middleware(Spans, tracing=tracing) if tracing is not None else None,
         Middleware(Draining, lifecycle=lifecycle),
-        Middleware(BearerAuth, token=token, open_paths=open_paths(), renderers=renderers)
-        if token is not None else None,
+        Middleware(BearerAuth, token=token, open_paths=open_paths(), renderers=renderers,
+                   own={METRICS_PATH: settings.metrics_bearer()})
+        if token is not None or settings.metrics_bearer() is not None else None,
         Middleware(BodyLimit, limit=settings.max_body_bytes, renderers=renderers),
         Middleware(MediaType, consumes=body_media_types(), renderers=renderers),
         Middleware(Readiness, lifecycle=lifecycle, gated=gated_paths(), renderers=renderers),

@@ -51,7 +51,8 @@ def build_framework(settings: Settings,
         if isinstance(route, APIRoute) and "GET" in route.methods:
             route.methods.add("HEAD")
     document = build_openapi(__version__, auth=settings.auth_token is not None,
-                             admin=settings.admin_token is not None)
+                             admin=settings.admin_token is not None,
+                             metrics=settings.metrics_bearer() is not None)
     app.openapi = lambda: document  # type: ignore[method-assign]
     app.state.service = service
     app.state.lifecycle = lifecycle

@@ -183,15 +183,18 @@ def _stream_body(components: _Components, op: Operation) -> dict[str, Any]:
     return {"required": True, "content": content}
 
 
-def build(version: str, *, auth: bool, admin: bool) -> dict[str, Any]:
+def build(version: str, *, auth: bool, admin: bool,
+          metrics: bool | None = None) -> dict[str, Any]:
     """The document for a server with (``auth``) or without an API token, and with or
-    without an admin token (``admin``)."""
+    without an admin token (``admin``); ``metrics``: whether GET /metrics needs a token
+    (None: as the API; the metrics token or ``metrics_open`` make it differ)."""
     components = _Components()
     envelope = components.ref(ErrorEnvelope, mode="serialization")
     paths: dict[str, dict[str, Any]] = {}
     for op in OPERATIONS:
+        needs = auth if metrics is None or op.path != "/metrics" else metrics
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(
-            components, op, envelope, auth=auth, admin=admin)
+            components, op, envelope, auth=needs, admin=admin)
     tags = sorted({op.tag for op in OPERATIONS})
     return {
         "openapi": "3.1.0",
@@ -203,7 +206,8 @@ def build(version: str, *, auth: bool, admin: bool) -> dict[str, Any]:
             "schemas": dict(sorted(components.schemas.items())),
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer",
-                           "description": "TOKSERVE_AUTH_TOKEN, when the server sets one"},
+                           "description": "TOKSERVE_AUTH_TOKEN, when the server sets one "
+                                          "(GET /metrics: TOKSERVE_METRICS_TOKEN if set)"},
                 "adminBearer": {"type": "http", "scheme": "bearer",
                                 "description": "TOKSERVE_ADMIN_TOKEN (POST /admin/reload)"},
             },

@@ -1,6 +1,7 @@
 """Prometheus metrics that add up across worker processes.
 
-Exported series (all prefixed ``tokserve_``):
+Exported series (the service's own prefixed ``tokserve_``; the process and platform
+series under prometheus_client's standard names):
 
 * ``requests_total{endpoint,method,status}`` and
   ``request_duration_seconds{endpoint,method,status}`` (histogram). ``endpoint`` is the
@@ -331,7 +332,13 @@ class _Served:
 
 class _Processes:
     """prometheus_client's process metrics for each live worker, labelled ``pid``
-    (``pids`` None: this process)."""
+    (``pids`` None: this process).
+
+    Under the standard names (``process_resident_memory_bytes``, ...: what
+    ``ProcessCollector`` exports by default, and what dashboards and alerts written for
+    any Prometheus client query), not under this service's prefix. One series per
+    worker, told apart by ``pid``: a sum over ``pid`` is the server's total (memory,
+    CPU, file descriptors), ``max`` its worst worker."""
 
     def __init__(self, pids: list[int] | None) -> None:
         self.pids = pids
@@ -339,7 +346,7 @@ class _Processes:
     def collect(self):
         families: dict[str, Any] = {}
         for pid in self.pids if self.pids is not None else [os.getpid()]:
-            collector = ProcessCollector(namespace="tokserve", pid=lambda p=pid: p,
+            collector = ProcessCollector(namespace="", pid=lambda p=pid: p,
                                          registry=None)
             for metric in collector.collect():
                 family = families.get(metric.name)

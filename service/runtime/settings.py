@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from ... import bundled_root
@@ -89,6 +89,17 @@ class Settings(BaseSettings):
         description="Enables /admin/* (hot reload), which then needs "
         "'Authorization: Bearer <admin token>'; unset, /admin/* answers 404.",
     )
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="When set, GET /metrics needs 'Authorization: Bearer <metrics token>' "
+        "(and not the API token): a scraper's credential that cannot call the API.",
+    )
+    metrics_open: bool = Field(
+        default=False,
+        description="GET /metrics without any token even when auth_token is set: what "
+        "Prometheus' annotation-based pod discovery (prometheus.io/scrape), which sends "
+        "no credentials, needs. The series hold counts, never request content.",
+    )
 
     # --- browsers --------------------------------------------------------------------
     cors_origins: Annotated[list[str], NoDecode] = Field(
@@ -151,11 +162,26 @@ class Settings(BaseSettings):
         return split_roots(value) if isinstance(value, str) else value
 
     @field_validator("bundled_artifacts", "tables_dir", "auth_token", "admin_token",
-                     "log_format",
+                     "metrics_token", "log_format",
                      mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _one_metrics_rule(self) -> Settings:
+        if self.metrics_open and self.metrics_token is not None:
+            raise ValueError("metrics_open and metrics_token contradict each other: "
+                             "/metrics is either open or needs the metrics token")
+        return self
+
+    def metrics_bearer(self) -> bytes | None:
+        """The bearer token GET /metrics needs: ``metrics_token``, else ``auth_token``
+        (the API's), neither with ``metrics_open``; None: no token."""
+        if self.metrics_open:
+            return None
+        token = self.metrics_token or self.auth_token
+        return token.get_secret_value().encode() if token is not None else None
 
     def describe_roots(self) -> str:
         """The roots as one human-readable phrase, for messages about where we looked."""

@@ -6,9 +6,11 @@ with no way to hand it another class, and the workers here must drain on SIGTERM
 worker that exits; and SIGHUP should reload artifacts in place in every worker rather
 than restart them. What this supervisor does:
 
-* binds the socket once and starts N workers on it (``worker.run_worker``), each in
-  its own process group, so a terminal's Ctrl+C reaches the supervisor only and every
-  signal a worker gets comes from here;
+* binds the socket(s) once, before anything else (``listen``: a taken port is one
+  error line and exit status 2, never a server that loads and says it serves), and
+  starts N workers on them (``worker.run_worker``), each in its own process group, so
+  a terminal's Ctrl+C reaches the supervisor only and every signal a worker gets comes
+  from here;
 * on Linux the workers are forked from the supervisor after it has imported the app and
   frozen the garbage collector's view of those objects (``gc.freeze``), as gunicorn's
   ``--preload`` does: the ~50 MB of Python, FastAPI, pydantic and uvicorn that every
@@ -25,6 +27,7 @@ than restart them. What this supervisor does:
 from __future__ import annotations
 
 import copy
+import errno
 import gc
 import importlib
 import logging
@@ -71,14 +74,14 @@ def preload() -> None:
     gc.freeze()
 
 
-def _worker_main(options: ServeOptions, sock: socket.socket, parent_pid: int) -> None:
+def _worker_main(options: ServeOptions, sockets: list[socket.socket], parent_pid: int) -> None:
     os.setpgrp()  # out of the terminal's process group: signals come from the supervisor
     # A forked worker inherits the supervisor's handlers; until uvicorn's are in place,
     # SIGTERM and SIGINT stop it (run_worker takes care of SIGHUP).
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
-        code = run_worker(options, [sock], parent_pid=parent_pid)
+        code = run_worker(options, sockets, parent_pid=parent_pid)
     except SystemExit as exc:  # uvicorn's startup failure
         code = exc.code if isinstance(exc.code, int) else 1
     # Served and closed: skip the interpreter's teardown, which frees every tokenizer
@@ -88,10 +91,10 @@ def _worker_main(options: ServeOptions, sock: socket.socket, parent_pid: int) ->
 
 
 class Supervisor:
-    def __init__(self, options: ServeOptions, sock: socket.socket, workers: int,
+    def __init__(self, options: ServeOptions, sockets: list[socket.socket], workers: int,
                  on_worker_exit=None) -> None:
         self.options = options
-        self.sock = sock
+        self.sockets = sockets
         self.count = workers
         self.on_worker_exit = on_worker_exit  # called with the pid of every worker gone
         self.workers: list[BaseProcess] = []
@@ -104,7 +107,7 @@ class Supervisor:
 
     def _start(self) -> BaseProcess:
         process = self._context.Process(target=_worker_main, name="tokserve-worker",
-                                        args=(self.options, self.sock, os.getpid()))
+                                        args=(self.options, self.sockets, os.getpid()))
         process.start()
         log.info("started worker %d", process.pid)
         return process
@@ -212,24 +215,76 @@ def _empty(path: Path) -> None:
         old.unlink(missing_ok=True)
 
 
+#: Exit status when the address cannot be listened on (nothing was started): the CLI's
+#: status for a server that cannot start as configured (no artifacts at all is 2 too).
+LISTEN_FAILURE = 2
+
+
+class ListenError(Exception):
+    """The address cannot be bound: one line says which and why."""
+
+
+def listen(host: str, port: int) -> list[socket.socket]:
+    """Bound sockets for ``host:port``, one per address the name resolves to (as asyncio's
+    ``create_server`` binds them: ``localhost`` is 127.0.0.1 and ::1), before anything
+    else starts, so a server that cannot listen fails here, in one line, and never loads
+    artifacts or says it serves (``docs/SERVICE.md``, "Readiness, drain and shutdown").
+
+    Raises:
+        ListenError: the name does not resolve or an address cannot be bound.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ListenError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sockets: list[socket.socket] = []
+    addresses = list(dict.fromkeys(infos))
+    for family, kind, proto, _, address in addresses:
+        sock = socket.socket(family, kind, proto)
+        sockets.append(sock)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6 and len(addresses) > 1:  # beside its IPv4 twin
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+        except OSError as exc:
+            for opened in sockets:
+                opened.close()
+            shown = f"[{address[0]}]" if family == socket.AF_INET6 else address[0]
+            why = (exc.strerror or str(exc)).lower()
+            hint = (" (another server listens there: stop it, or pick another port with "
+                    "--port or TOKSERVE_PORT)" if exc.errno == errno.EADDRINUSE else "")
+            raise ListenError(f"cannot listen on {shown}:{port}: {why}{hint}") from None
+        sock.set_inheritable(True)
+    return sockets
+
+
 def serve(settings: Settings, host: str, port: int, workers: int) -> int:
     """Run the server until it is stopped; returns the exit status."""
     log_config = logging_config(settings.log_format or default_format(), settings.log_level)
     logging.config.dictConfig(copy.deepcopy(log_config))  # dictConfig consumes its input
+    try:
+        sockets = listen(host, port)
+    except ListenError as exc:
+        log.error("%s", exc)
+        return LISTEN_FAILURE
+    for sock in sockets:
+        address = sock.getsockname()
+        shown = f"[{address[0]}]" if sock.family == socket.AF_INET6 else address[0]
+        log.info("listening on http://%s:%d", shown, address[1])
     options = ServeOptions(host=host, port=port, drain_seconds=settings.drain_seconds,
                            graceful_timeout=settings.graceful_timeout, log_config=log_config,
                            load_in_background=workers <= 1)
-    with metrics_directory() as directory:
-        if workers <= 1:
-            return run_worker(options)
-        import uvicorn
-        from prometheus_client.multiprocess import mark_process_dead
+    try:
+        with metrics_directory() as directory:
+            if workers <= 1:
+                return run_worker(options, sockets)
+            from prometheus_client.multiprocess import mark_process_dead
 
-        sock = uvicorn.Config("tokserve.service.http.app:app_from_env", host=host, port=port,
-                              log_config=None).bind_socket()
-        try:
-            return Supervisor(options, sock, workers,
+            return Supervisor(options, sockets, workers,
                               on_worker_exit=lambda pid: mark_process_dead(pid, str(directory))
                               ).run()
-        finally:
+    finally:
+        for sock in sockets:
             sock.close()

@@ -38,18 +38,30 @@ export function readMessages() {
 }
 
 // The chosen chat tokenizer's templates (keeping the chosen one if it has it, else its
-// default template).
+// default template); for one counted by OpenAI's chat format, "none" (and the generation
+// prompt, which that format always counts, is not a choice).
 export function fillTemplates() {
-  const entry = catalog.byRef.get($("#chat-tokenizer").value);
+  const ref = $("#chat-tokenizer").value;
+  const entry = catalog.byRef.get(ref);
   const select = $("#chat-template");
   const names = entry ? Object.keys(entry.chat_templates || {}) : [];
   const keep = select.value;
+  const openai = catalog.openai.has(ref) && !names.length;
   select.replaceChildren(...names.map((n) => {
     const opt = document.createElement("option");
     opt.value = n;
     opt.textContent = n;
     return opt;
   }));
+  if (openai) {
+    const opt = document.createElement("option");
+    opt.value = "";
+    opt.textContent = "none: OpenAI's chat format";
+    select.append(opt);
+  }
+  const prompt = $("#chat-gen-prompt");
+  prompt.disabled = openai;
+  prompt.parentElement.title = openai ? "OpenAI's chat format always counts the reply's priming" : "";
   const preferred = entry && entry.default_chat_template;
   select.value = names.includes(keep) ? keep : names.includes(preferred) ? preferred : (names[0] || "");
 }

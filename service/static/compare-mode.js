@@ -14,7 +14,7 @@ export async function runCompare() {
   const text = $("#input").value;
   const results = await Promise.all(["a", "b"].map(async (side) => {
     const pane = $(`#pane-${side}`);
-    const d = await encodeInto(cmpChans[side], views[side], $(".error", pane),
+    const d = await encodeInto(cmpChans[side], views[side], $(".error", pane), $(".notice", pane),
       $(`#cmp-${side}-tokenizer`).value, text);
     if (d === undefined) return undefined;
     $(`#cmp-${side}-count`).textContent = d ? String(d.count) : "–";

@@ -50,15 +50,17 @@ export function drawChunk(data, c) {
     let cls = `tok c${g % COLOURS}`;
     if (groups.inserted[g]) cls += " inserted";
     if (size > 1) cls += " multi";
-    let special = false, assistant = false;
+    let special = false, assistant = false, literal = false;
     const ids = [];
     for (let i = first; i < first + size; i++) {
       if (t.special(i) !== null) special = true;
       if (t.assistant(i)) assistant = true;
+      if (t.flagged && t.flagged(i)) literal = true;
       ids.push(t.ids[i]);
     }
     if (special) cls += " special";
     if (assistant) cls += " assistant";
+    if (literal) cls += " literal";
     span.className = cls;
     span.dataset.g = String(g);
     span.dataset.start = String(from[g]);

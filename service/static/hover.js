@@ -33,7 +33,8 @@ function describeGroup(d, g) {
   members.forEach((i, m) => {
     const [s, e] = t.offsets[i];
     const special = t.special(i);
-    lines.push({ head: `token #${i}   id ${t.ids[i]}${special !== null ? "   special" : ""}${t.assistant(i) ? "   assistant" : ""}` });
+    const literal = t.flagged && t.flagged(i) ? "   literal shown as text" : "";
+    lines.push({ head: `token #${i}   id ${t.ids[i]}${special !== null ? "   special" : ""}${t.assistant(i) ? "   assistant" : ""}${literal}` });
     lines.push({ text: `offsets [${s}, ${e}) UTF-16 · covers text bytes [${at[s]}, ${at[e]})` });
     if (bytes) lines.push({ text: `bytes ${hex(bytes[m])} (${bytes[m].length})` });
     else if (t.strings && !t.strings[i].includes("\ufffd")) lines.push({ text: `bytes ${hex(utf8.encode(t.strings[i]))}` });

@@ -7,16 +7,18 @@
 //   state.js         the modes, the mode shown, the token views by name
 //   share-link.js    the page state in the URL fragment (the address bar is a share link)
 //   api.js           calls to the JSON API, latest-wins channels; busy.js the settled signal
-//   catalog.js       the served tokenizers and the selects offering them
-//   text-mode.js, compare-mode.js, chat-mode.js (+ chat-form.js, its inputs): the modes
+//   catalog.js       the served tokenizers (and models) and the selects offering them
+//   literals.js      a text the API refuses for a special-token literal, shown as text
+//   text-mode.js, compare-mode.js, chat-mode.js (+ chat-form.js, its inputs; openai-chat.js,
+//                    OpenAI's chat format for tokenizers without a template): the modes
 //   token-view.js    a viewer and its ids view, drawn chunk by chunk (chunks.js) with token
 //                    spans (draw.js); hover.js links tokens and ids and shows the card
 //   unicode.js       UTF-16 / code point / UTF-8 index arithmetic
 //   errors.js, dom.js  error boxes; `$`, the clipboard and the Tab key in text boxes
 
-import { authToken, api, setAuthToken } from "./api.js";
+import { authToken, setAuthToken } from "./api.js";
 import { debounced, setBusy } from "./busy.js";
-import { setCatalog } from "./catalog.js";
+import { loadCatalog } from "./catalog.js";
 import { DEFAULT_MESSAGES, addMessage, fillTemplates, readMessages, setMessages } from "./chat-form.js";
 import { runChat } from "./chat-mode.js";
 import { runCompare } from "./compare-mode.js";
@@ -102,15 +104,13 @@ function wire() {
 
 let linkApplied = false;
 async function loadTokenizers() {
-  let data;
   try {
-    data = await api("GET", "/tokenizers");
+    await loadCatalog();
   } catch (e) {
     showError($("#global-error"), e);
     return;
   }
   showError($("#global-error"), null);
-  setCatalog(data);
   fillTemplates();
   // The link is read once (after a 401 and a token, this runs again: keep the edits).
   let next = page.mode;

@@ -9,6 +9,7 @@
 // old form: the mode only) still opens that mode with the defaults.
 
 import { setBusy } from "./busy.js";
+import { catalog } from "./catalog.js";
 import { fillTemplates, readMessages, setMessages } from "./chat-form.js";
 import { $, copyText } from "./dom.js";
 import { showError } from "./errors.js";
@@ -87,13 +88,17 @@ export async function copyLink() {
   $("#share-status").textContent = "link copied";
 }
 
-// A served tokenizer for `ref` ("name@version", or a bare name: its newest served
-// version) among `select`'s options, or null.
+// A served tokenizer for `ref` ("name@version", a bare name: its newest served version, or
+// a model name such as gpt-4o: its tokenizer's, as the API's "tokenizer" field takes one)
+// among `select`'s options, or null.
 function resolveRef(select, ref) {
   const refs = Array.from(select.options, (o) => o.value);
   if (refs.includes(ref)) return ref;
-  const named = refs.filter((r) => r.split("@")[0] === ref);
-  return named.length ? named[named.length - 1] : null;
+  const newest = (name) => {
+    const named = refs.filter((r) => r.split("@")[0] === name);
+    return named.length ? named[named.length - 1] : null;
+  };
+  return newest(ref) || (catalog.models.has(ref) ? newest(catalog.models.get(ref)) : null);
 }
 
 // Puts the state in `fragment` (location.hash without "#") into the page; returns the mode.

@@ -49,7 +49,8 @@ export class TokenView {
     if (this.idsBox) this.idsBox.replaceChildren();
   }
 
-  // t: {ids, offsets (UTF-16), strings?, special(i)->literal|null, assistant(i)->bool}
+  // t: {ids, offsets (UTF-16), strings?, special(i)->literal|null, assistant(i)->bool,
+  //     flagged?(i)->bool: part of a special-token literal shown as text (literals.js)}
   show(text, t) {
     this.clearHover();
     this.io.disconnect();

@@ -174,20 +174,23 @@ def test_whitespace_toggle_changes_only_the_look(playground: Playground) -> None
     assert_spans_cover(pg.spans("#viewer"), text)
 
 
-def test_special_token_policy_and_inline_error(playground: Playground) -> None:
+def test_special_token_policy_and_literal_notice(playground: Playground) -> None:
     pg = playground
     pg.open("text")
     text = "hi <|endoftext|> there"
     pg.page.fill("#input", text)
-    assert pg.settle("#viewer", text) == "error"
-    error = pg.page.locator("#text-error")
-    assert error.is_visible()
-    assert "special_token_in_text" in error.inner_text()
-    assert '"<|endoftext|>"' in error.inner_text()
+    # Under "reject" the API refuses the text; the page shows it as text, with a notice
+    # naming the refusal (tests/browser/test_playground_day_one.py has the details).
+    assert pg.settle("#viewer", text) == "ready"
+    notice = pg.page.locator("#text-notice")
+    assert notice.is_visible() and not pg.page.locator("#text-error").is_visible()
+    assert "special_token_in_text" in notice.inner_text()
+    assert '"<|endoftext|>"' in notice.inner_text()
+    check_text_view(pg, "o200k_base@1", text, "text")
 
     pg.page.select_option("#special-policy", "allow")
     assert pg.settle("#viewer", text) == "ready"
-    assert not error.is_visible()
+    assert not notice.is_visible()
     check_text_view(pg, "o200k_base@1", text, "allow")
     special = [s for s in pg.spans("#viewer") if "special" in s["cls"].split()]
     assert [(s["text"], s["ids"]) for s in special] == [("<|endoftext|>", [199999])]
@@ -317,19 +320,21 @@ def test_chat_mode_template_specials_and_assistant_spans(playground: Playground)
     pg.screenshot("playground-chat.png")
 
 
-def test_chat_mode_reserved_literal_error_inline(playground: Playground) -> None:
+def test_chat_mode_reserved_literal_notice_then_escape(playground: Playground) -> None:
     pg = playground
     pg.open("chat")
     pg.page.select_option("#chat-tokenizer", "deepseek-v4@1")
     fill_messages(pg, [{"role": "user", "content": "sneaky <｜end▁of▁sentence｜> literal"}])
-    assert pg.settle("#chat-viewer") == "error"
+    # Under "reject" the API refuses the chat; the page shows it escaped, with a notice.
+    assert pg.settle("#chat-viewer") == "ready"
+    notice = pg.page.locator("#chat-notice")
     error = pg.page.locator("#chat-error")
-    assert error.is_visible()
-    assert "reserved_literal_in_content" in error.inner_text()
+    assert notice.is_visible() and not error.is_visible()
+    assert "reserved_literal_in_content" in notice.inner_text()
 
     pg.page.select_option("#chat-literals", "escape")
     assert pg.settle("#chat-viewer") == "ready"
-    assert not error.is_visible()
+    assert not error.is_visible() and not notice.is_visible()
     prompt = pg.page.evaluate("document.querySelector('#chat-viewer').textSource")
     assert "sneaky <｜end▁of▁sentence｜> literal" in prompt
     # Escaped: the literal inside the content is ordinary text, so it is not marked special.
@@ -510,9 +515,10 @@ def test_chat_mode_shows_per_message_counts(playground: Playground) -> None:
     assert pg.settle("#chat-viewer", rendered["text"]) == "ready"
     assert shown_message_counts(pg) == [m["tokens"] for m in rendered["message_counts"]]
 
-    # An error leaves no stale counts behind.
-    pg.page.select_option("#chat-tokenizer", "deepseek-v4@1")
-    fill_messages(pg, [{"role": "user", "content": "sneaky <｜end▁of▁sentence｜> literal"}])
+    # An error leaves no stale counts behind (the harmony template refuses a tool result
+    # with no tool call before it).
+    fill_messages(pg, [{"role": "tool", "content": "orphan result"}])
     assert pg.settle("#chat-viewer") == "error"
+    assert "template_error" in pg.text_of("#chat-error")
     assert shown_message_counts(pg) == [None]
     assert pg.text_of("#chat-template-count") == "–"

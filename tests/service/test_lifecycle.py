@@ -167,7 +167,7 @@ def _worker_pids(srv: ServerProcess) -> list[int]:
     with _fresh(srv.url) as client:  # a killed worker's kept-alive connection is reset
         text = client.get("/metrics").text
     return sorted({int(p) for p in re.findall(
-        r'tokserve_process_resident_memory_bytes\{pid="(\d+)"\}', text)})
+        r'process_resident_memory_bytes\{pid="(\d+)"\}', text)})
 
 
 def _shared_dirty_mb(pid: int) -> float:

@@ -93,7 +93,7 @@ def test_two_workers_count_every_request_and_every_token_in_one_scrape(tmp_path,
 
         # process series per live worker, and the build
         workers = {int(dict(k[1])["pid"]) for k in after
-                   if k[0] == "tokserve_process_resident_memory_bytes"}
+                   if k[0] == "process_resident_memory_bytes"}
         assert workers == pids
         assert any(k[0] == "tokserve_build_info" and dict(k[1])["engine"] == "compiled"
                    for k in after)
@@ -107,7 +107,7 @@ def test_two_workers_count_every_request_and_every_token_in_one_scrape(tmp_path,
         while True:
             later = scrape(srv.url)
             alive = {int(dict(k[1])["pid"]) for k in later
-                     if k[0] == "tokserve_process_resident_memory_bytes"}
+                     if k[0] == "process_resident_memory_bytes"}
             if victim not in alive and len(alive) == 2:
                 break
             assert time.monotonic() < deadline, alive

@@ -68,8 +68,8 @@ def test_text_arguments_stdin_and_file(tmp_path, o200k):
     assert run("count", str(path), cwd=tmp_path).stdout == f"{o200k.count(str(path))}\n"
     ids = json.loads(run("encode", "hello world", "--tokenizer", "o200k_base@1").stdout)
     assert ids == o200k.encode("hello world")
-    assert run("decode", *map(str, ids)).stdout == "hello world"
-    assert run("decode", stdin=json.dumps(ids)).stdout == "hello world"
+    assert run("decode", *map(str, ids)).stdout == "hello world\n"
+    assert run("decode", stdin=json.dumps(ids)).stdout == "hello world\n"
     out = json.loads(run("encode", "hello world", "--offsets", "utf16").stdout)
     assert out["offsets"] == [[0, 5], [5, 11]]
 

@@ -2,7 +2,7 @@
 
 The page is the reference client of our own offsets (plain HTML/CSS and ES modules in
 ``service/static/``, no build step, no CDN, works offline). It talks to the service
-only through the public JSON API (/tokenizers, /encode, /count, /render_chat), so it
+only through the public JSON API (/tokenizers, /models, /encode, /count, /render_chat), so it
 needs nothing from the app but its three rows of the operation table.
 
 Only the files listed in ``ASSETS`` (the folder's ``.js`` and ``.css`` files, listed once
