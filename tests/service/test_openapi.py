@@ -390,6 +390,19 @@ def test_the_stream_answer_documents_its_lines(document):
         "$ref": "#/components/schemas/StreamMessage"}
 
 
+def test_docs_pages_make_no_request_elsewhere(srv):
+    """The ReDoc bundle's footer logo comes from a CDN unless replaced; Swagger UI's
+    validator badge sends the document's URL to validator.swagger.io unless turned off.
+    (tests/browser/test_api_docs.py watches a real browser's requests.)"""
+    redoc = srv.client.get("/docs/static/redoc.standalone.js")
+    assert redoc.status_code == 200 and redoc.headers["content-type"].startswith(
+        "text/javascript")
+    assert b"cdn.redoc.ly" not in redoc.content and b"redocly logo" in redoc.content
+    assert '"validatorUrl": null' in srv.client.get("/docs").text
+    missing = srv.client.get("/docs/static/nope.js")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
 def test_docs_pages_load_their_assets_from_the_service(srv, page):
     html = srv.client.get(page).text
