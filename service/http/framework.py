@@ -5,8 +5,8 @@ built from the table (``openapi.py``), not from these routes.
 The hot POST operations are served by the fast lane before the framework sees them
 (``layers/fast_lane.py``); their routes here answer what reaches the framework anyway (a
 wrong method is 405, with the methods the path takes). /docs and /redoc have their
-assets served from the package (fastapi-offline ships them): no CDN, so the pages work
-on an offline or locked-down host.
+assets served from the package (``routes/docs.py``): no CDN, so the pages work on an
+offline or locked-down host.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 
 from fastapi import FastAPI, Request, Response
 from fastapi.routing import APIRoute
-from fastapi_offline import FastAPIOffline
 
 from .. import __version__
 from ..errors import install_error_handlers
@@ -29,6 +28,7 @@ from ..runtime.state import ServiceState, state_of
 from ..runtime.telemetry import Telemetry
 from .openapi import build as build_openapi
 from .routes._common import json_response
+from .routes.docs import install_docs
 
 
 def build_framework(settings: Settings,
@@ -38,15 +38,17 @@ def build_framework(settings: Settings,
     """The FastAPI app, with what its endpoints read on ``app.state``: the service's
     state (its one home: ``runtime.state.state_of`` reads it), the lifecycle (health
     probes) and the telemetry (flushed before a scrape)."""
-    app = FastAPIOffline(
+    app = FastAPI(
         title="tokserve",
         version=__version__,
         lifespan=lifespan,
-        static_url=DOCS_STATIC,
+        docs_url=None,  # the docs pages are routes/docs.py's
+        redoc_url=None,
         redirect_slashes=False,  # /encode/ is a 404, never a redirect that drops a POST
     )
     install_error_handlers(app)
     install_routes(app)
+    install_docs(app, openapi_url=app.openapi_url or "/openapi.json", static_url=DOCS_STATIC)
     for route in app.routes:  # HEAD wherever GET is (RFC 9110 §9.3.2), docs pages too
         if isinstance(route, APIRoute) and "GET" in route.methods:
             route.methods.add("HEAD")

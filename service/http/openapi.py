@@ -9,10 +9,31 @@ envelope too (422 ``invalid_request``/``invalid_json``), never FastAPI's ``detai
 
 The document states the deployment's truth: the bearer requirement appears only when
 the server has an API token, the admin operation's only when it has an admin token.
+
+It is written for the tools that read it (code generators, ReDoc, Swagger UI), not only
+for validators; tests/service/test_openapi.py and test_generated_client.py hold each rule:
+
+* Where a 200 has several shapes, the most specific (most required fields) is listed
+  first: generated clients (openapi-python-client) try the branches in order and keep
+  the first whose required fields are there, and a chat /count answer has the plain
+  count's too. A shape whose required fields include another's comes before it.
+* Request bodies are inline schemas and keep their fields' ``default``; shared schemas
+  (``components``) carry none. openapi-typescript types a property with a ``default``
+  as always present unless it sits under a request body, and a response field that can
+  be absent has no default to speak of. A default that matters (a request-side shared
+  schema's) is kept in words in the field's description.
+* The "exactly one of" branches say "the others are absent or null" with ``not``, never
+  by restating a field's type as ``null``: ReDoc merges each branch into the model and
+  warns about the two types. Each branch is titled by its field.
+* Sequential media types (NDJSON): ``schema`` is the whole body read as an array of its
+  lines (OpenAPI 3.2's reading of it), ``x-itemSchema`` is one line (3.2's
+  ``itemSchema``, which a 3.1 Media Type Object cannot carry).
+* Tags are in the order readers look for them (``TAG_ORDER``), and the paths with them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -35,20 +56,93 @@ JSON (`Content-Type: application/json`; anything else is 415). The full contract
 the meaning of every field, is docs/API.md in the repository."""
 
 
+#: Media types whose body is a sequence of JSON values, one per line.
+SEQUENTIAL = frozenset({"application/x-ndjson", "application/jsonl", "application/json-seq"})
+
+#: Tags in the order readers look for them: the operations users call first, the other
+#: stacks' routes (every ``compat-*`` tag, in table order), any tag not named here, then
+#: what the people running the service use, the admin route last.
+TAG_ORDER = ("tokenize", "chat", "stream", "tokenizers", "compat-*", "*", "ops",
+             "playground", "admin")
+
+_TAG_TEXT = {
+    "tokenize": "Text to ids and back: `/encode`, `/count` (text or a chat), `/decode`.",
+    "chat": "Chat messages through the tokenizer's template: the exact prompt text, its "
+            "ids, per-message counts and the assistant mask.",
+    "stream": "Ids in, text out as characters complete (WebSocket or NDJSON).",
+    "tokenizers": "What this server serves: tokenizers and their versions, and the model "
+                  "names accepted as `model`.",
+    "ops": "Probes and metrics, for the people running the service.",
+    "playground": "The token viewer page.",
+    "admin": "Needs the admin token (TOKSERVE_ADMIN_TOKEN).",
+}
+
+
+def _tag(name: str) -> dict[str, str]:
+    text = _TAG_TEXT.get(name)
+    if text is None and name.startswith("compat-"):
+        stack = name.removeprefix("compat-")
+        text = (f"{stack}'s own routes, in its request and response shapes, errors and "
+                f"statuses: point a {stack} client's base URL at `/compat/{stack}/`.")
+    return {"name": name, "description": text} if text else {"name": name}
+
+
+def _ordered(operations: tuple[Operation, ...]) -> list[Operation]:
+    """The operations by ``TAG_ORDER``, tags of one group (``compat-*``) and the
+    operations of one tag in table order."""
+    first: dict[str, int] = {}
+    for i, op in enumerate(operations):
+        first.setdefault(op.tag, i)
+
+    def group(tag: str) -> int:
+        name = "compat-*" if tag.startswith("compat-") else tag
+        return TAG_ORDER.index(name if name in TAG_ORDER else "*")
+
+    return sorted(operations, key=lambda op: (group(op.tag), first[op.tag]))
+
+
+def _without_defaults(schema: dict[str, Any], *, in_words: bool) -> dict[str, Any]:
+    """``schema`` with no ``default`` on its properties (see the module docstring); with
+    ``in_words``, a non-null default is appended to the field's description."""
+    for prop in schema.get("properties", {}).values():
+        if "default" not in prop:
+            continue
+        default = prop.pop("default")
+        if in_words and default is not None:
+            said = f"Default: `{json.dumps(default)}`."
+            prop["description"] = f"{prop['description']} {said}" if prop.get(
+                "description") else said
+    return schema
+
+
 class _Components:
     def __init__(self) -> None:
         self.schemas: dict[str, Any] = {}
         self._models: dict[str, type[BaseModel]] = {}
 
     def ref(self, model: type[BaseModel], mode: str = "validation") -> dict[str, Any]:
+        """A reference to ``model``'s shared schema (added once, with no ``default``)."""
         if self._models.setdefault(model.__name__, model) is not model:
             raise ValueError(f"two schemas named {model.__name__}: component names are "
                              f"class names, so they must be unique")
+        schema = self._schema(model, mode)
+        self.schemas[model.__name__] = _without_defaults(schema, in_words=mode == "validation")
+        return {"$ref": _REF.format(model=model.__name__)}
+
+    def inline(self, model: type[BaseModel]) -> dict[str, Any]:
+        """``model``'s request schema itself, defaults kept (its nested models shared)."""
+        return self._schema(model, "validation")
+
+    def _schema(self, model: type[BaseModel], mode: str) -> dict[str, Any]:
         schema = model.model_json_schema(ref_template=_REF, mode=mode)
         for name, sub in schema.pop("$defs", {}).items():
-            self.schemas.setdefault(name, sub)
-        self.schemas[model.__name__] = schema
-        return {"$ref": _REF.format(model=model.__name__)}
+            self.schemas.setdefault(name, _without_defaults(sub, in_words=mode == "validation"))
+        return schema
+
+
+def _present(name: str) -> dict[str, Any]:
+    """``name`` is given, and not null (a null field is an absent one)."""
+    return {"required": [name], "properties": {name: {"not": {"type": "null"}}}}
 
 
 def _one_of(names: tuple[str, ...], extra: dict[str, dict[str, Any]] | None = None
@@ -56,11 +150,8 @@ def _one_of(names: tuple[str, ...], extra: dict[str, dict[str, Any]] | None = No
     """``oneOf`` branches: exactly one of ``names`` is present and not null."""
     branches = []
     for name in names:
-        branch: dict[str, Any] = {
-            "required": [name],
-            "properties": {name: {"not": {"type": "null"}},
-                           **{o: {"type": "null"} for o in names if o != name}},
-        }
+        others = [_present(o) for o in names if o != name]
+        branch: dict[str, Any] = {"title": name, **_present(name), "not": {"anyOf": others}}
         branch.update((extra or {}).get(name, {}))
         branches.append(branch)
     return branches
@@ -77,13 +168,14 @@ _NOT_BOTH_TARGETS = {"not": {"required": ["tokenizer", "model"],
 
 
 def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str, Any]:
-    schema = components.ref(model)
+    schema = components.inline(model)
     rules: dict[str, Any] = {}
     names = getattr(model, "one_of", ())
     if names:
         # a chat /count carries the chat rule inside its branch
         chat = {"messages": {"allOf": [_NOT_BOTH_FLAGS]}} if model is CountRequest else None
         rules["oneOf"] = _one_of(names, chat)
+        schema.pop("title", None)  # ReDoc names each branch by its title (text, texts)
     checks = [schema, rules] if rules else [schema]
     if model is RenderChatRequest:
         checks.append(_NOT_BOTH_FLAGS)
@@ -118,11 +210,28 @@ def _errors(op: Operation, auth: bool) -> dict[int, tuple[str, ...]]:
     return errors
 
 
+def _required(model: type[BaseModel]) -> int:
+    return len(model.model_json_schema(mode="serialization").get("required", ()))
+
+
+def _media(schema: dict[str, Any], media: str) -> dict[str, Any]:
+    """A Media Type Object; a sequential type's body is an array of its lines."""
+    if media not in SEQUENTIAL:
+        return {"schema": schema}
+    whole = {"type": "array", "items": schema,
+             "description": "The body, read as the array of its lines: one JSON value per "
+                            "line (`x-itemSchema`), each as soon as it is ready."}
+    return {"schema": whole, "x-itemSchema": schema}
+
+
 def _success(components: _Components, op: Operation) -> dict[str, Any]:
     if op.responses:
-        refs = [components.ref(m, mode="serialization") for m in op.responses]
+        # most specific first: a client that tries them in order keeps the right one
+        models = sorted(op.responses, key=_required, reverse=True)
+        refs = [components.ref(m, mode="serialization") for m in models]
         schema = refs[0] if len(refs) == 1 else {"oneOf": refs}
-        return {"description": "OK", "content": {op.media_types[0]: {"schema": schema}}}
+        return {"description": "OK", "content": {op.media_types[0]: _media(
+            schema, op.media_types[0])}}
     return {"description": "OK",
             "content": {media: {"schema": {"type": "string"}} for media in op.media_types}}
 
@@ -174,10 +283,7 @@ joined are exactly `/decode` of all the ids."""
 def _stream_body(components: _Components, op: Operation) -> dict[str, Any]:
     """A streaming POST body: newline-delimited messages (or one JSON message)."""
     message = components.ref(op.stream_schema)  # type: ignore[arg-type]
-    lines = {"type": "string", "description": f"One {message['$ref'].rsplit('/', 1)[1]} "
-             "JSON object per line; the answer streams as the lines arrive."}
-    content = {media: {"schema": message if media == "application/json" else lines}
-               for media in op.consumes}
+    content = {media: _media(message, media) for media in op.consumes}
     for media, example in op.examples.items():
         content.setdefault(media, {})["example"] = example
     return {"required": True, "content": content}
@@ -191,16 +297,17 @@ def build(version: str, *, auth: bool, admin: bool,
     components = _Components()
     envelope = components.ref(ErrorEnvelope, mode="serialization")
     paths: dict[str, dict[str, Any]] = {}
-    for op in OPERATIONS:
+    operations = _ordered(OPERATIONS)
+    for op in operations:
         needs = auth if metrics is None or op.path != "/metrics" else metrics
         paths.setdefault(op.path, {})[op.method.lower()] = _operation(
             components, op, envelope, auth=needs, admin=admin)
-    tags = sorted({op.tag for op in OPERATIONS})
+    tags = list(dict.fromkeys(op.tag for op in operations))
     return {
         "openapi": "3.1.0",
         "info": {"title": "tokserve", "version": version, "description": _DESCRIPTION,
                  "license": {"name": "MIT", "identifier": "MIT"}},
-        "tags": [{"name": t} for t in tags],
+        "tags": [_tag(t) for t in tags],
         "paths": paths,
         "components": {
             "schemas": dict(sorted(components.schemas.items())),

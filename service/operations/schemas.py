@@ -326,6 +326,21 @@ class RenderChatResponse(_Head, _Breakdown):
     mask_rule: str | None = Field(default=None, description="How assistant_spans were found.")
 
 
+class StreamText(_Response):
+    """/decode/stream: a text delta, sent as soon as the ids complete characters."""
+
+    text: str = Field(description="Never part of a character; the deltas joined, and the "
+                                  "closing message's `text`, are /decode of all the ids.")
+
+
+class StreamDone(_Head):
+    """/decode/stream: the closing message, after the flush (NDJSON: the body's end)."""
+
+    done: Literal[True]
+    text: str = Field(description="What the flush completed (often empty).")
+    ids: int = Field(description="How many ids the stream decoded.")
+
+
 class TokenizerEntry(_Response):
     name: str
     version: str

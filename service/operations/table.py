@@ -30,9 +30,9 @@ from ..http.routes import streaming as streaming_routes
 from . import handlers, streaming
 from .schemas import (CountBatchResponse, CountChatResponse, CountRequest, CountResponse,
                       DecodeBatchResponse, DecodeRequest, DecodeResponse,
-                      EncodeBatchResponse, EncodeRequest, EncodeResponse, HealthResponse,
-                      ModelsResponse, ReadyResponse, ReloadResponse, RenderChatRequest,
-                      RenderChatResponse,
+                      EncodeBatchResponse, EncodeRequest, EncodeResponse, ErrorEnvelope,
+                      HealthResponse, ModelsResponse, ReadyResponse, ReloadResponse,
+                      RenderChatRequest, RenderChatResponse, StreamDone, StreamText,
                       TokenizerDetail, TokenizersResponse)
 
 # Error codes by status, shared by the operations that can produce them.
@@ -160,6 +160,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "NDJSON: one message per line in, text deltas out as lines, while the body uploads "
         "(errors after the first line are lines too; a body sent as application/json is "
         "one message, and its errors are statuses)",
+        (StreamText, StreamDone, ErrorEnvelope),  # one per line (OpenAPI: an array of them)
         media_types=("application/x-ndjson",), consumes=streaming.NDJSON_TYPES,
         errors=_merge({400: ("unknown_token_id", "invalid_utf8")}, _TOKENIZER, _BODY),
         asgi=streaming.NdjsonEndpoint(), stream_schema=streaming.StreamMessage,

@@ -8,17 +8,26 @@
 * The "exactly one of" rules are in the document: bodies it accepts are never a 422, and
   bodies it refuses are refused by the server.
 * The docs pages load their assets from the service itself.
+* The document is valid OpenAPI 3.1 (openapi-spec-validator) and written for the tools
+  that read it: a client that tries a 200's shapes in order keeps the right one; shared
+  schemas carry no ``default`` (openapi-typescript would type such a field as always
+  present); the NDJSON answer has its line schema; tags come in the order users look
+  for them. (Generating a client from it: test_generated_client.py; the pages in a
+  browser: tests/browser/test_api_docs.py.)
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 import jsonschema
 import pytest
+from openapi_spec_validator import validate as validate_openapi
 
 from tokserve import __version__
 from tokserve.service.http.app import create_app
+from tokserve.service.http.openapi import build as build_document
 from tokserve.service.operations.table import DOCS_PATHS, OPERATIONS
 from tokserve.service.runtime.settings import Settings
 
@@ -40,8 +49,12 @@ def document(srv):
     return doc
 
 
+SEQUENTIAL = ("application/x-ndjson", "application/jsonl")
+
+
 def _validate(document: dict, method: str, template: str, response) -> None:
-    """``response`` matches the document's schema for its status and media type."""
+    """``response`` matches the document's schema for its status and media type, and a
+    client trying the schema's ``oneOf`` shapes in order keeps the one it matches."""
     op = document["paths"][template][method.lower()]
     status = str(response.status_code)
     assert status in op["responses"], f"{method} {template}: {status} is not documented"
@@ -49,10 +62,34 @@ def _validate(document: dict, method: str, template: str, response) -> None:
     media = response.headers["content-type"].split(";")[0].strip()
     assert media in content, f"{method} {template} {status}: {media} not in {list(content)}"
     schema = content[media]["schema"]
-    body = response.json() if media == "application/json" else response.text
+    if media in SEQUENTIAL:  # the body read as the array of its lines (OpenAPI 3.2)
+        body = [json.loads(line) for line in response.text.splitlines()]
+        assert content[media]["x-itemSchema"] == schema["items"]
+        items = body
+    else:
+        body = response.json() if media == "application/json" else response.text
+        items = [body]
     # The document is the root, so its "#/components/..." references resolve as they are.
     jsonschema.validate(body, {**document, **schema},
                         cls=jsonschema.Draft202012Validator)
+    one_of = (schema["items"] if media in SEQUENTIAL else schema).get("oneOf")
+    for item in items if one_of else ():
+        if isinstance(item, dict):
+            _first_parsing_branch_is_the_right_one(document, one_of, item)
+
+
+def _first_parsing_branch_is_the_right_one(document: dict, branches: list, body) -> None:
+    """What a generated client (openapi-python-client) does with a ``oneOf``: try each
+    shape in order, keep the first whose required fields are all there. That must be the
+    shape the body really is (the one it validates against)."""
+    def shape(branch: dict) -> dict:
+        name = branch["$ref"].rsplit("/", 1)[1]
+        return document["components"]["schemas"][name]
+
+    first = next(b for b in branches if set(shape(b).get("required", ())) <= set(body))
+    assert jsonschema.Draft202012Validator({**document, **first}).is_valid(body), (
+        f"a client trying {[b['$ref'] for b in branches]} in order reads {body} as "
+        f"{first['$ref']}")
 
 
 def test_document_metadata(document):
@@ -187,6 +224,8 @@ RECORDED = [
     ("GET", "/decode/stream", "/decode/stream", None, None, 426),
     ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}\n{\"ids\": [1]}",
      {"content-type": "application/x-ndjson"}, 200),
+    ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}\n{\"ids\": [1000000000]}",
+     {"content-type": "application/x-ndjson"}, 200),  # the error is a line
     ("POST", "/decode/stream", "/decode/stream", "{\"ids\": [24912]}", {"content-type": "text/plain"},
      415),
     ("GET", "/healthz", "/healthz", None, None, 200),
@@ -256,6 +295,112 @@ def test_security_is_declared_only_when_a_token_is_set(live_server, bundled):
     assert "401" in doc["paths"]["/encode"]["post"]["responses"]
     assert doc["paths"]["/healthz"]["get"]["security"] == []
     assert doc["paths"]["/admin/reload"]["post"]["security"] == []  # no admin token here
+
+
+def test_the_document_is_valid_openapi_3_1(document):
+    validate_openapi(document)  # raises on the first error
+    for auth in (False, True):
+        for admin in (False, True):
+            validate_openapi(build_document(__version__, auth=auth, admin=admin))
+
+
+def test_tags_come_in_the_order_users_look_for_them(document):
+    """The main operations first, then the other stacks' routes, the operator's last;
+    Swagger UI and ReDoc list the tags in this order, and a tag's operations in the
+    order of the paths."""
+    tags = [t["name"] for t in document["tags"]]
+    assert set(tags) == {op.tag for op in OPERATIONS}
+    assert tags[:4] == ["tokenize", "chat", "stream", "tokenizers"]
+    compat = [i for i, tag in enumerate(tags) if tag.startswith("compat-")]
+    assert compat and compat == list(range(4, 4 + len(compat)))
+    assert tags[-3:] == ["ops", "playground", "admin"]
+    assert all(t.get("description") for t in document["tags"])
+    assert list(document["paths"])[:4] == ["/encode", "/count", "/decode", "/render_chat"]
+    order = [tags.index(op["tags"][0]) for ops in document["paths"].values()
+             for op in ops.values()]
+    assert order == sorted(order)
+
+
+def _subschemas(schema):
+    """``schema`` and every schema inside it (property names are not schemas)."""
+    if not isinstance(schema, dict):
+        return
+    yield schema
+    for key in ("items", "not", "additionalProperties", "x-itemSchema"):
+        yield from _subschemas(schema.get(key))
+    for key in ("allOf", "anyOf", "oneOf", "prefixItems"):
+        for sub in schema.get(key, ()):
+            yield from _subschemas(sub)
+    for sub in schema.get("properties", {}).values():
+        yield from _subschemas(sub)
+
+
+def test_shared_schemas_carry_no_default(document):
+    """openapi-typescript (7.x, default options) types a property that has a ``default``
+    as always present unless it sits under a request body: a request model in
+    ``components`` made ``POST /count {"text": ...}`` a type error. Shared schemas have
+    no ``default`` (a request-side one says it in its description)."""
+    with_default = [name for name, schema in document["components"]["schemas"].items()
+                    if any("default" in sub for sub in _subschemas(schema))]
+    assert with_default == []
+    assert "Default: `false`." in document["components"]["schemas"]["StreamMessage"][
+        "properties"]["flush"]["description"]
+
+
+def test_request_bodies_are_inline_with_their_defaults_optional(document):
+    for op in OPERATIONS:
+        if op.request is None:
+            continue
+        schema = document["paths"][op.path][op.method.lower()]["requestBody"]["content"][
+            "application/json"]["schema"]
+        base = schema["allOf"][0] if "allOf" in schema else schema
+        assert "$ref" not in base and base["properties"], op.path
+        required = set(base.get("required", ()))
+        assert required == set(op.request.model_json_schema().get("required", ())), op.path
+        assert not [k for k in required if "default" in base["properties"][k]], op.path
+
+
+def test_exactly_one_of_branches_restate_no_field_types(document):
+    """ReDoc merges each branch into the model and warns when a branch gives a field
+    another type (``null`` against ``string``): the branches say "given and not null" and
+    "the others are not" with ``not`` only, and are titled by their field."""
+    for op in OPERATIONS:
+        names = getattr(op.request, "one_of", ())
+        if not names:
+            continue
+        schema = document["paths"][op.path]["post"]["requestBody"]["content"][
+            "application/json"]["schema"]
+        branches = next(rule["oneOf"] for rule in schema["allOf"] if "oneOf" in rule)
+        assert [b["title"] for b in branches] == list(names)
+        for branch in branches:
+            stated = [branch] + branch["not"]["anyOf"]
+            assert all("type" not in prop for b in stated
+                       for prop in b["properties"].values()), (op.path, branch["title"])
+
+
+def test_the_stream_answer_documents_its_lines(document):
+    content = document["paths"]["/decode/stream"]["post"]["responses"]["200"]["content"]
+    ndjson = content["application/x-ndjson"]
+    assert ndjson["schema"]["type"] == "array"
+    assert ndjson["x-itemSchema"] == ndjson["schema"]["items"]
+    assert {b["$ref"].rsplit("/", 1)[1] for b in ndjson["x-itemSchema"]["oneOf"]} == {
+        "StreamText", "StreamDone", "ErrorEnvelope"}
+    body = document["paths"]["/decode/stream"]["post"]["requestBody"]["content"]
+    assert body["application/x-ndjson"]["x-itemSchema"] == {
+        "$ref": "#/components/schemas/StreamMessage"}
+
+
+def test_docs_pages_make_no_request_elsewhere(srv):
+    """The ReDoc bundle's footer logo comes from a CDN unless replaced; Swagger UI's
+    validator badge sends the document's URL to validator.swagger.io unless turned off.
+    (tests/browser/test_api_docs.py watches a real browser's requests.)"""
+    redoc = srv.client.get("/docs/static/redoc.standalone.js")
+    assert redoc.status_code == 200 and redoc.headers["content-type"].startswith(
+        "text/javascript")
+    assert b"cdn.redoc.ly" not in redoc.content and b"redocly logo" in redoc.content
+    assert '"validatorUrl": null' in srv.client.get("/docs").text
+    missing = srv.client.get("/docs/static/nope.js")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
 @pytest.mark.parametrize("page", ["/docs", "/redoc"])
