@@ -22,7 +22,7 @@ as on TGI's base) or a ``/compat/tei/models/{name}/`` base URL selects the token
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, RootModel
 
@@ -88,8 +88,11 @@ class TeiTokenizeResponse(RootModel[list[list[TeiSimpleToken]]]):
     """One list of tokens per input (a single input too)."""
 
 
+U32 = Annotated[int, Field(ge=0, lt=1 << 32)]  # TEI's ids are u32
+
+
 class TeiDecodeRequest(CompatRequest):
-    ids: list[int] | list[list[int]] = Field(description="Ids, each 0 <= id < 2**32.")
+    ids: list[U32] | list[list[U32]]
     skip_special_tokens: bool = True
     model: str | None = Field(default=None, description="An extension: a name GET /models "
                                                         "knows selects that tokenizer.")
@@ -133,8 +136,6 @@ def tokenize(state: ServiceState, req: TeiTokenizeRequest, name: str | None) -> 
 def decode(state: ServiceState, req: TeiDecodeRequest, name: str | None) -> Any:
     # TEI's InputIds is untagged, Single first: [] is one empty list (one "" text)
     rows = req.ids if req.ids and isinstance(req.ids[0], list) else [req.ids]
-    if any(not 0 <= i < 1 << 32 for row in rows for i in row):
-        raise InvalidRequest("ids are u32: each 0 <= id < 2**32", field="ids")
     entry = target(state, req.model, name).entry
     decode_ids = entry.tokenizer.decode
     return ok([decode_ids(row, skip_special_tokens=req.skip_special_tokens) for row in rows],
