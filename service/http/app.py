@@ -29,8 +29,8 @@ from starlette.middleware import Middleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import NoTokenizers
-from ..operations.table import (body_media_types, direct_handlers, error_renderers,
-                                gated_paths, open_paths, websocket_paths)
+from ..operations.table import (body_media_types, compat_routes, direct_handlers,
+                                error_renderers, gated_paths, open_paths, websocket_paths)
 from ..runtime.lifecycle import Lifecycle
 from ..runtime.logs import AccessLog
 from ..runtime.metrics import Metrics
@@ -113,7 +113,7 @@ def _layers(settings: Settings, ids: RequestIds, state: ServiceState, lifecycle:
         Middleware(MediaType, consumes=body_media_types(), renderers=renderers),
         Middleware(Readiness, lifecycle=lifecycle, gated=gated_paths(), renderers=renderers),
         Middleware(FastLane, handlers=handlers, state=state, limit=settings.max_body_bytes,
-                   renderers=renderers),
+                   renderers=renderers, routes=compat_routes().find),
         Middleware(FrameworkAnswers),
         Middleware(LastResort),
     ]

@@ -64,7 +64,9 @@ def build_framework(settings: Settings,
 
 def _body_endpoint(handler: Handler) -> Callable[[Request], Any]:
     async def endpoint(request: Request) -> Response:
-        body = await handler(state_of(request.app), await request.body())
+        # a path's parameters (a per-model compat base URL's name) go to the handler
+        body = await handler(state_of(request.app), await request.body(),
+                             **request.path_params)
         if isinstance(body, Reply):
             return Response(body.body, status_code=body.status, media_type="application/json",
                             headers={k.decode(): v.decode() for k, v in body.headers})

@@ -179,7 +179,7 @@ def _request_schema(components: _Components, model: type[BaseModel]) -> dict[str
     checks = [schema, rules] if rules else [schema]
     if model is RenderChatRequest:
         checks.append(_NOT_BOTH_FLAGS)
-    if "model" in model.model_fields:
+    if {"tokenizer", "model"} <= model.model_fields.keys():  # not compat bodies: no tokenizer
         checks.append(_NOT_BOTH_TARGETS)
     return {"allOf": checks} if len(checks) > 1 else schema
 

@@ -11,7 +11,8 @@ it can answer with, and how it is served:
 
 ``http/framework.py`` adds the FastAPI routes from this table and ``http/openapi.py``
 builds the OpenAPI document from it; the HTTP layers read ``direct_handlers()`` (the
-fast lane's map), ``open_paths()`` (the auth exemptions), ``gated_paths()`` (the
+fast lane's map), ``compat_routes()`` (the compat GETs and per-model paths it serves too),
+``open_paths()`` (the auth exemptions), ``gated_paths()`` (the
 operations refused, 503 ``not_ready``, while artifacts load), ``body_media_types()``
 and ``error_renderers()``. tests/service/test_openapi.py checks that what is served and what is
 documented are the same set, both ways.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -188,22 +189,49 @@ OPERATIONS: tuple[Operation, ...] = (
         open=True),
 )
 
+if TYPE_CHECKING:  # compat/ is imported when the table is built (it imports handlers)
+    from .compat.paths import CompatRoutes
+
+#: The ``{name}`` of a per-model compat base URL, for the document.
+_COMPAT_NAME = {"type": "string", "examples": ["gpt-4o", "o200k_base@1", "openai/gpt-oss-20b"],
+                "description": "A model name GET /models knows, a served tokenizer or "
+                               "name@version, URL-encoded (openai%2Fgpt-oss-20b)"}
+
+
+def _compat_example(example: dict[str, Any] | None, params: dict[str, Any]
+                    ) -> dict[str, Any]:
+    """A route's example body; under a per-model base URL without ``model`` (the path
+    names it)."""
+    if not example:
+        return {}
+    return {"example": {k: v for k, v in example.items() if not (params and k == "model")}}
+
+
 def _compat_operations() -> tuple[Operation, ...]:
     """The compat routes (service/operations/compat/): another project's request and response
-    shapes, its errors and their statuses; on the fast lane like the hot routes."""
-    from .compat import llamacpp, sglang, statuses, tgi, vllm
+    shapes, its errors and their statuses; on the fast lane like the hot routes. Each is
+    served at ``/compat/<stack>/<route>`` and at ``/compat/<stack>/models/{name}/<route>``
+    (``compat/paths.py``)."""
+    from .compat import NAME_ERRORS, llamacpp, sglang, statuses, tei, tgi, vllm
 
     rows = []
-    for module in (vllm, sglang, llamacpp, tgi):
+    for module in (vllm, sglang, llamacpp, tgi, tei):
         dialect = module.DIALECT
         for route in module.ROUTES:
-            rows.append(Operation(
-                "POST", f"/compat/{dialect.name}/{route.path}",
-                f"compat_{dialect.name}_" + route.path.replace("/", "_").replace("-", "_"),
-                f"compat-{dialect.name}", route.summary, route.responses, route.request,
-                statuses(dialect), route.handler(dialect), error_model=dialect.error_model,
-                errors_as=dialect.render, needs_artifacts=True,
-                examples={"example": route.example} if route.example else {}))
+            named = route.errors if route.errors is None else route.errors + NAME_ERRORS
+            for base, errors, params in (("", route.errors, {}),
+                                         ("models/{name}/", named, {"name": _COMPAT_NAME})):
+                path = f"/compat/{dialect.name}/{base}{route.path}"
+                rows.append(Operation(
+                    route.method, path, "compat_" + path[8:].replace("/", "_").replace(
+                        "-", "_").replace("{", "").replace("}", ""),
+                    f"compat-{dialect.name}", route.summary, route.responses, route.request,
+                    statuses(dialect, errors), route.handler(dialect),
+                    media_types=("application/json",) if route.responses else (),
+                    path_params=params, error_model=dialect.error_model,
+                    errors_as=dialect.render, needs_artifacts=True,
+                    consumes=("application/json",) if route.request is not None else (),
+                    examples=_compat_example(route.example, params)))
     return tuple(rows)
 
 
@@ -215,19 +243,37 @@ DOCS_STATIC = "/docs/static"
 
 
 def direct_handlers() -> dict[str, handlers.Handler]:
-    """path -> handler, for the fast lane (POST operations only)."""
-    return {op.path: op.handler for op in OPERATIONS if op.handler is not None}
+    """path -> handler, for the fast lane (POST operations at fixed paths)."""
+    return {op.path: op.handler for op in OPERATIONS
+            if op.handler is not None and op.method == "POST" and "{" not in op.path}
+
+
+def compat_routes() -> CompatRoutes:
+    """The compat operations the fast lane serves beyond ``direct_handlers``: GET (and
+    HEAD) and every per-model base URL (``compat/paths.py``: ``CompatRoutes.find``)."""
+    from .compat.paths import CompatRoutes
+
+    return CompatRoutes((op.method, op.path, op.handler) for op in OPERATIONS
+                        if op.path.startswith("/compat/") and op.handler is not None)
 
 
 def error_renderers() -> dict[str, Callable[..., Any]]:
     """path -> how its errors are written, for routes not answering the contract's
-    envelope (the layers' refusals use it too)."""
-    return {op.path: op.errors_as for op in OPERATIONS if op.errors_as is not None}
+    envelope (the layers' refusals use it too; a per-model compat path finds its
+    template's)."""
+    from .compat.paths import ByPath
+
+    return ByPath({op.path: op.errors_as for op in OPERATIONS if op.errors_as is not None},
+                  compat_routes().paths)
 
 
 def body_media_types() -> dict[str, tuple[str, ...]]:
-    """path -> the request media types of its POST operation (``MediaType``'s 415)."""
-    return {op.path: op.consumes for op in OPERATIONS if op.method == "POST" and op.consumes}
+    """path -> the request media types of its POST operation (``MediaType``'s 415; a
+    per-model compat path finds its template's)."""
+    from .compat.paths import ByPath
+
+    return ByPath({op.path: op.consumes for op in OPERATIONS
+                   if op.method == "POST" and op.consumes}, compat_routes().paths)
 
 
 def websocket_paths() -> frozenset[str]:

@@ -316,7 +316,8 @@ def test_head_works_on_every_get_route(client):
         path = path.replace("{name}", "o200k_base").replace("{asset}", "playground.js")
         get, head = client.get(path), client.head(path)
         assert get.status_code == head.status_code == 200, path
-        assert head.content == b"" and head.headers["content-type"] == get.headers["content-type"]
+        assert head.content == b"" and head.headers.get("content-type") == get.headers.get(
+            "content-type")  # none for a route without a body (the compat stacks' health)
 
 
 def test_trailing_slash_is_404_never_a_redirect(client):

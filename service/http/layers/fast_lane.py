@@ -1,7 +1,9 @@
 """The fast lane: the hot POST operations of the table (``operations.table.
 direct_handlers``: /encode, /count, /decode, /render_chat and the compat routes) are
-served here, skipping the framework's routing and middleware layers; every other request
-goes on to FastAPI.
+served here, skipping the framework's routing and middleware layers, and so are the
+compat routes' GETs and their per-model base URLs (``operations.table.compat_routes``:
+``/compat/<stack>/models/{name}/...``, whose name may hold an encoded ``/`` the
+framework's router would split at); every other request goes on to FastAPI.
 
 The operation and the error mapping are the very ones the FastAPI routes use
 (``operations.handlers``, ``errors.response_for``), so a request gets the same answer
@@ -14,6 +16,7 @@ bare ASGI app: it builds the answer's headers itself and sends them without wrap
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -26,24 +29,32 @@ from .body_limit import read_rest, too_large
 
 
 class FastLane:
-    """``handlers``: path -> the POST operation served here; ``renderers``: path -> its
-    error shape, where it is not the contract's; ``limit``: the body limit."""
+    """``handlers``: path -> the POST operation served here; ``routes``: (method, path)
+    -> (handler, route template) or None, for the compat routes beyond those;
+    ``renderers``: path -> its error shape, where it is not the contract's; ``limit``:
+    the body limit."""
 
     def __init__(self, app: ASGIApp, *, handlers: Mapping[str, Handler],
                  state: ServiceState, limit: int,
-                 renderers: Mapping[str, Callable[..., object]]) -> None:
+                 renderers: Mapping[str, Callable[..., object]],
+                 routes: Callable[[str, str], tuple[Any, str] | None] | None = None) -> None:
         self.app = app
         self._handlers = handlers
         self._state = state
         self._limit = limit
         self._renderers = renderers
+        self._routes = routes or (lambda method, path: None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        handler = self._handlers.get(scope["path"]) if scope["method"] == "POST" else None
-        if handler is None:
-            await self.app(scope, receive, send)
-            return
+        method = scope["method"]
+        handler = self._handlers.get(scope["path"]) if method == "POST" else None
         record = scope[RECORD]
+        if handler is None:
+            found = self._routes(method, scope["path"])
+            if found is None:
+                await self.app(scope, receive, send)
+                return
+            handler, record.route = found
         try:
             message = await receive()
             if message["type"] == "http.disconnect":
@@ -69,8 +80,10 @@ class FastLane:
         if type(body) is Reply:  # a compat route's answer: its status and headers
             headers.extend(body.headers)
             body, status = body.body, body.status
+            if not body:  # no body (the stacks' health): no media type either
+                del headers[0]
         headers.append((b"content-length", b"%d" % len(body)))
         record.status, record.bytes_out = status, len(body)
         hold_head(scope)
         await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send({"type": "http.response.body", "body": b"" if method == "HEAD" else body})

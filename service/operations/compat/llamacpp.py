@@ -9,22 +9,33 @@
 * ``detokenize``: ``tokens`` -> ``{"content"}`` (special tokens written out).
 * ``apply-template``: ``messages`` (required) and ``tools``,
   ``add_generation_prompt`` (default true), ``continue_final_message``,
-  ``chat_template_kwargs`` -> ``{"prompt"}``.
+  ``chat_template_kwargs`` -> ``{"prompt"}``; a request's own ``chat_template`` is
+  refused.
+* ``GET props``: ``{default_generation_settings: {n_ctx, params}, total_slots,
+  model_alias, model_path, modalities, endpoint_*, webui, chat_template, bos_token,
+  eos_token, build_info}``, ``n_ctx`` the model's context length (``context.py``; 0 when
+  unknown, as llama.cpp says before a model is loaded); ``GET health``:
+  ``{"status": "ok"}``.
 
 Errors: ``{"error": {"code", "message", "type"}}`` (``invalid_request_error`` 400,
 ``not_found_error`` 404, ``server_error`` 500...). ``model`` works as in llama.cpp's
-router mode: a known name selects that tokenizer, an unknown one is 400.
+router mode: a known name selects that tokenizer; one nothing here serves is 404
+``not_found_error``, as on every compat base.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ...errors import InvalidRequest, UnknownModel
+from ... import __version__
+from ...errors import InvalidRequest
 from ...runtime.state import ServiceState
-from . import CompatRequest, Dialect, Route, encode, ok, render
+from ..handlers import Reply
+from . import CompatRequest, Dialect, Route, encode, no_request_template, ok, render, target
+from .context import UNKNOWN, context_length
+from .discovery import chat_template, special_token
 
 _TYPES = {400: "invalid_request_error", 401: "authentication_error",
           403: "permission_error", 404: "not_found_error", 500: "server_error",
@@ -32,8 +43,8 @@ _TYPES = {400: "invalid_request_error", 401: "authentication_error",
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:
-    if code in ("unknown_model", "tokenizer_not_found"):  # router mode: 400
-        return 400, "invalid_request_error"
+    if code in ("unknown_model", "tokenizer_not_found"):
+        return 404, "not_found_error"
     if status == 413:  # over a size limit: the contract's status (issue 33)
         return 413, "invalid_request_error"
     if status in (415, 422):
@@ -89,6 +100,7 @@ class LlamaCppApplyTemplateRequest(CompatRequest):
     tools: list[dict[str, Any]] | None = None
     add_generation_prompt: bool = True
     continue_final_message: bool = False
+    chat_template: str | None = Field(default=None, description="Refused (not trusted).")
     chat_template_kwargs: dict[str, Any] | None = None
 
 
@@ -96,17 +108,12 @@ class LlamaCppApplyTemplateResponse(BaseModel):
     prompt: str
 
 
-def _entry(state: ServiceState, model: str | None) -> Any:
-    if model is None:
-        return state.registry.resolve(None)
-    try:
-        return state.registry.lookup(None, model)[0]
-    except UnknownModel:
-        raise UnknownModel(f"model '{model}' not found", model=model) from None
+def _entry(state: ServiceState, model: str | None, name: str | None) -> Any:
+    return target(state, model, name).entry
 
 
-def tokenize(state: ServiceState, req: LlamaCppTokenizeRequest) -> Any:
-    entry = _entry(state, req.model)
+def tokenize(state: ServiceState, req: LlamaCppTokenizeRequest, name: str | None) -> Any:
+    entry = _entry(state, req.model, name)
     content = req.content if req.content is not None else []
     parts = [content] if isinstance(content, str) else list(content)
     ids: list[int] = []
@@ -132,21 +139,77 @@ def tokenize(state: ServiceState, req: LlamaCppTokenizeRequest) -> Any:
     return ok({"tokens": pieces}, entry)
 
 
-def detokenize(state: ServiceState, req: LlamaCppDetokenizeRequest) -> Any:
-    entry = _entry(state, req.model)
+def detokenize(state: ServiceState, req: LlamaCppDetokenizeRequest, name: str | None) -> Any:
+    entry = _entry(state, req.model, name)
     return ok({"content": entry.tokenizer.decode(req.tokens or [])}, entry)
 
 
-def apply_template(state: ServiceState, req: LlamaCppApplyTemplateRequest) -> Any:
+def apply_template(state: ServiceState, req: LlamaCppApplyTemplateRequest,
+                   name: str | None) -> Any:
     if not req.messages:
         raise InvalidRequest("'messages' is required", field="messages")
-    entry = _entry(state, req.model)
+    no_request_template(req.chat_template)
+    entry = _entry(state, req.model, name)
     rendered = render(entry, req.messages, tools=req.tools,
                       template_kwargs=req.chat_template_kwargs,
                       add_generation_prompt=req.add_generation_prompt
                       and not req.continue_final_message,
                       continue_final_message=req.continue_final_message)
     return ok({"prompt": rendered.text}, entry, rendered.template_hash)
+
+
+class LlamaCppGenerationSettings(BaseModel):
+    n_ctx: int = Field(description="The model's context length (0: unknown).")
+    params: dict[str, Any] = Field(description="Sampling defaults: none here (a tokenizer).")
+
+
+class LlamaCppModalities(BaseModel):
+    vision: bool
+    audio: bool
+
+
+class LlamaCppProps(BaseModel):
+    """llama.cpp server's ``GET /props``."""
+
+    default_generation_settings: LlamaCppGenerationSettings
+    total_slots: int
+    model_alias: str
+    model_path: str = Field(description="The tokenizer that serves it (name@version).")
+    modalities: LlamaCppModalities
+    endpoint_slots: bool
+    endpoint_props: bool
+    endpoint_metrics: bool
+    webui: bool
+    chat_template: str = Field(description="The template chat routes render (\"\": none).")
+    bos_token: str
+    eos_token: str
+    build_info: str
+
+
+class LlamaCppHealth(BaseModel):
+    status: Literal["ok"]
+
+
+def props(state: ServiceState, req: None, name: str | None) -> Any:
+    found = target(state, None, name)
+    entry = found.entry
+    length = context_length(entry, found.asked)
+    return ok({
+        "default_generation_settings": {"n_ctx": 0 if length == UNKNOWN else length,
+                                        "params": {}},
+        "total_slots": 1, "model_alias": found.asked or entry.name, "model_path": entry.ref,
+        "modalities": {"vision": False, "audio": False}, "endpoint_slots": False,
+        "endpoint_props": False, "endpoint_metrics": True, "webui": False,
+        "chat_template": chat_template(entry) or "",
+        "bos_token": special_token(entry, "bos_token") or "",
+        "eos_token": special_token(entry, "eos_token") or "",
+        "build_info": f"tokserve {__version__}"}, entry)
+
+
+def health(state: ServiceState, req: None, name: str | None) -> Any:
+    if name is None:
+        return Reply(b'{"status":"ok"}', 200)
+    return ok({"status": "ok"}, target(state, None, name).entry)
 
 
 ROUTES = (
@@ -159,4 +222,8 @@ ROUTES = (
           LlamaCppApplyTemplateRequest, (LlamaCppApplyTemplateResponse,), apply_template,
           {"model": "deepseek-v4",
            "messages": [{"role": "user", "content": "What is today?"}]}),
+    Route("props", "llama.cpp /props: n_ctx, chat template, special tokens", None,
+          (LlamaCppProps,), props, method="GET", errors=()),
+    Route("health", "llama.cpp /health: {\"status\": \"ok\"} when serving", None,
+          (LlamaCppHealth,), health, method="GET", errors=()),
 )

@@ -1,5 +1,6 @@
 """vLLM's tokenizer routes under ``/compat/vllm/`` (shapes of vLLM 0.33:
-``vllm/entrypoints/serve/tokenize/protocol.py`` and ``scale_out/render``).
+``vllm/entrypoints/serve/tokenize/`` and ``scale_out/render``, the OpenAI server's
+``/v1/models`` and ``/health``).
 
 * ``POST tokenize``: the completion form (``prompt``; ``add_special_tokens`` defaults to
   true) or the chat form (``messages``; ``add_generation_prompt`` true and
@@ -10,24 +11,36 @@
   disaggregated render host hands to a generation host: ``{request_id, token_ids,
   token_offsets, model, sampling_params, ...}`` (the fields of vLLM's GenerateRequest that
   a tokenizer can know; sampling fields are passed through as sent).
+* ``GET tokenizer_info`` (vLLM's ``--enable-tokenizer-info-endpoint``): the tokenizer's
+  config as its ``init_kwargs`` (special tokens, ``model_max_length``...),
+  ``tokenizer_class`` and ``chat_template``: what lm-evaluation-harness's
+  ``RemoteTokenizer`` reads first.
+* ``GET v1/models``: ``{object: "list", data: [ModelCard]}``, ``max_model_len`` each.
+* ``GET health``: 200, no body.
 
 Errors: ``{"error": {"message", "type", "param", "code"}}`` with ``code`` = the status;
-a body vLLM's schema refuses is 400 (not 422), an unknown model 404. ``max_model_len`` is
-the tokenizer's ``model_max_length`` when its artifact records one, else -1.
-``chat_template`` in a request is refused (vLLM refuses it unless started with
-``--trust-request-chat-template``); the artifact's template renders.
+a body vLLM's schema refuses is 400 (not 422), an unknown model 404. ``max_model_len``
+is the model's context length (``context.py``; -1 only for an imported tokenizer that
+names no model and records no length). ``chat_template`` in a request is refused (vLLM
+refuses it unless started with ``--trust-request-chat-template``); the artifact's
+template renders.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from ...errors import InvalidRequest
+from ...errors import InvalidRequest, dumps
 from ...runtime.state import ServiceState
-from . import CompatRequest, Dialect, Route, around, encode, ok, render, resolve, token_strings
+from ..handlers import Reply
+from . import (CompatRequest, Dialect, Route, around, encode, name_headers,
+               no_request_template, ok, render, target, token_strings)
+from .context import UNKNOWN, context_length
+from .discovery import chat_template, served_names, tokenizer_class, tokenizer_config
 
 _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
@@ -142,27 +155,16 @@ _SAMPLING = ("temperature", "top_p", "top_k", "max_tokens", "max_completion_toke
              "seed", "n", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs")
 
 
-def _no_request_template(req: VllmTokenizeRequest | VllmRenderRequest) -> None:
-    if req.chat_template is not None:
-        raise InvalidRequest("chat_template in a request is not trusted; the tokenizer's "
-                             "own template renders", field="chat_template")
-
-
-def _max_model_len(entry: Any) -> int:
-    value = entry.manifest.get("model_max_length")
-    return value if isinstance(value, int) else -1
-
-
-def tokenize(state: ServiceState, req: VllmTokenizeRequest) -> Any:
+def tokenize(state: ServiceState, req: VllmTokenizeRequest, name: str | None) -> Any:
     if (req.prompt is None) == (req.messages is None):
         raise InvalidRequest("exactly one of prompt and messages is required")
-    entry = resolve(state, req.model)
+    entry, asked = (found := target(state, req.model, name)).entry, found.asked
     template_hash = None
     if req.prompt is not None:
         add = True if req.add_special_tokens is None else req.add_special_tokens
         ids = encode(entry, req.prompt, add)
     else:
-        _no_request_template(req)
+        no_request_template(req.chat_template)
         if req.add_generation_prompt and req.continue_final_message:
             raise InvalidRequest("Cannot set both `continue_final_message` and "
                                  "`add_generation_prompt` to True.")
@@ -173,24 +175,24 @@ def tokenize(state: ServiceState, req: VllmTokenizeRequest) -> Any:
         ids, template_hash = rendered.ids, rendered.template_hash
         if req.add_special_tokens:
             ids = around(entry, ids)
-    body = {"count": len(ids), "max_model_len": _max_model_len(entry), "tokens": ids,
+    body = {"count": len(ids), "max_model_len": context_length(entry, asked), "tokens": ids,
             "token_strs": token_strings(entry, ids) if req.return_token_strs else None}
     state.metrics.count_tokens(entry.ref, "/compat/vllm/tokenize", len(ids))
     return ok(body, entry, template_hash)
 
 
-def detokenize(state: ServiceState, req: VllmDetokenizeRequest) -> Any:
-    entry = resolve(state, req.model)
+def detokenize(state: ServiceState, req: VllmDetokenizeRequest, name: str | None) -> Any:
+    entry = target(state, req.model, name).entry
     if any(i < 0 for i in req.tokens):
         raise InvalidRequest("token ids must be >= 0", field="tokens")
     return ok({"prompt": entry.tokenizer.decode(req.tokens)}, entry)
 
 
-def render_chat(state: ServiceState, req: VllmRenderRequest) -> Any:
-    _no_request_template(req)
+def render_chat(state: ServiceState, req: VllmRenderRequest, name: str | None) -> Any:
+    no_request_template(req.chat_template)
     if req.use_beam_search:
         raise InvalidRequest("use_beam_search is not supported by render", field="use_beam_search")
-    entry = resolve(state, req.model)
+    entry = target(state, req.model, name).entry
     rendered = render(entry, req.messages, tools=req.tools,
                       template_kwargs=req.chat_template_kwargs,
                       add_generation_prompt=req.add_generation_prompt,
@@ -207,6 +209,92 @@ def render_chat(state: ServiceState, req: VllmRenderRequest) -> Any:
     return ok(body, entry, rendered.template_hash)
 
 
+class VllmTokenizerInfo(BaseModel):
+    """vLLM's TokenizerInfoResponse: the tokenizer's ``init_kwargs`` (its
+    tokenizer_config.json, special tokens as strings), ``tokenizer_class`` and, when the
+    tokenizer has one, ``chat_template``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tokenizer_class: str
+    bos_token: str | None
+    eos_token: str | None
+    unk_token: str | None
+    pad_token: str | None
+    model_max_length: int = Field(description="The model's context length.")
+    name_or_path: str
+    chat_template: str | None = Field(default=None, description="Absent when the tokenizer "
+                                                                "has no chat template.")
+
+
+class VllmModelPermission(BaseModel):
+    id: str
+    object: Literal["model_permission"]
+    created: int
+    allow_create_engine: bool
+    allow_sampling: bool
+    allow_logprobs: bool
+    allow_search_indices: bool
+    allow_view: bool
+    allow_fine_tuning: bool
+    organization: str
+    group: str | None
+    is_blocking: bool
+
+
+class VllmModelCard(BaseModel):
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    root: str | None = Field(description="The tokenizer that serves it (name@version).")
+    parent: str | None
+    max_model_len: int | None = Field(description="The context length; null: unknown.")
+    permission: list[VllmModelPermission]
+
+
+class VllmModelList(BaseModel):
+    object: Literal["list"]
+    data: list[VllmModelCard]
+
+
+def tokenizer_info(state: ServiceState, req: None, name: str | None) -> Any:
+    found = target(state, None, name)
+    entry = found.entry
+    body = {**tokenizer_config(entry), "name_or_path": found.asked or entry.name,
+            "model_max_length": context_length(entry, found.asked),
+            "tokenizer_class": tokenizer_class(entry)}
+    source = chat_template(entry)
+    if source is not None:
+        body["chat_template"] = source
+    return ok(body, entry)
+
+
+def list_models(state: ServiceState, req: None, name: str | None) -> Any:
+    headers = name_headers(state, name)
+    now = int(time.time())
+    cards = []
+    for model in served_names(state, name):
+        served = state.registry.lookup(None, model)[0]
+        length = context_length(served, model)
+        cards.append({
+            "id": model, "object": "model", "created": now, "owned_by": "vllm",
+            "root": served.ref, "parent": None,
+            "max_model_len": None if length == UNKNOWN else length,
+            "permission": [{
+                "id": f"modelperm-{os.urandom(16).hex()}", "object": "model_permission",
+                "created": now, "allow_create_engine": False, "allow_sampling": True,
+                "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
+                "allow_fine_tuning": False, "organization": "*", "group": None,
+                "is_blocking": False}]})
+    return Reply(dumps({"object": "list", "data": cards}), 200, headers)
+
+
+def health(state: ServiceState, req: None, name: str | None) -> Any:
+    """200 with no body, as vLLM answers (a base URL's name must be served)."""
+    return Reply(b"", 200, name_headers(state, name))
+
+
 ROUTES = (
     Route("tokenize", "vLLM /tokenize: a prompt or a chat -> token ids", VllmTokenizeRequest,
           (VllmTokenizeResponse,), tokenize,
@@ -220,4 +308,11 @@ ROUTES = (
           {"messages": [{"role": "user", "content": "Hello"},
                         {"role": "assistant", "content": "Hi there!"},
                         {"role": "user", "content": "How are you?"}]}),
+    Route("tokenizer_info", "vLLM /tokenizer_info: the tokenizer's config, class and "
+          "chat template", None, (VllmTokenizerInfo,), tokenizer_info, method="GET",
+          errors=()),
+    Route("v1/models", "vLLM /v1/models: the model names served, with max_model_len", None,
+          (VllmModelList,), list_models, method="GET", errors=()),
+    Route("health", "vLLM /health: 200 with no body when serving", None, (), health,
+          method="GET", errors=()),
 )
