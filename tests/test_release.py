@@ -106,9 +106,11 @@ def test_the_workflow_jobs_add_up_to_the_configured_builds(workflow, tmp_path):
 def test_the_sdist_job_builds_a_wheel_from_the_sdist_and_serves_from_it(workflow):
     steps = workflow["jobs"]["sdist"]["steps"]
     runs = "\n".join(s.get("run", "") for s in steps)
-    # `build` without --sdist/--wheel builds the wheel from the sdist it made
-    assert re.search(r"pipx run build --outdir dist\s*$", runs, re.M), runs
+    # `build` without --sdist/--wheel builds the wheel from the sdist it made, with the
+    # interpreter whose venv then installs that wheel and serves from it
+    assert re.search(r"^python -m build --outdir dist$", runs, re.M), runs
     assert "twine check --strict" in runs
+    assert re.search(r"^python -m venv /tmp/smoke$", runs, re.M), runs
     assert "wheel_smoke.py" in runs
     (upload,) = [s for s in steps if s.get("uses", "").startswith("actions/upload-artifact")]
     assert upload["with"]["path"] == "dist/*.tar.gz"
