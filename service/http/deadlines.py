@@ -39,64 +39,94 @@ _TIMEOUT_RESPONSE = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application
                      b"connection: close\r\ncontent-length: %d\r\n\r\n%s")
 
 
+_IDLE, _HEAD, _BODY = None, "headers", "body"
+
+
 class DeadlineProtocol(OneWriteProtocol):
     """``OneWriteProtocol`` whose requests must arrive within the deadlines above
-    (class attributes: ``protocol_with_deadlines`` makes the subclass a server runs)."""
+    (class attributes: ``protocol_with_deadlines`` makes the subclass a server runs).
+
+    One timer per connection, not per request: a request only notes which part it is
+    in and since when (two attribute writes and a clock read on the hot path; creating
+    and cancelling two timers per request cost measurably more). When the timer fires it
+    closes a connection whose part is overdue, else sets itself for when the part in
+    progress would be, or, between requests, for a header timeout from now.
+    """
 
     header_timeout: float = 10.0
     body_timeout: float = 30.0
 
-    _deadline: asyncio.TimerHandle | None = None
+    _timer: asyncio.TimerHandle | None = None
+    _part: str | None = _IDLE  # what is arriving: the head, the body, or nothing
+    _since = 0.0  # loop time the part began (for a streamed body: its last chunk)
+    _streamed = False  # the body is a stream: its deadline restarts with each chunk
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm(self.header_timeout, "headers")
+        self._part, self._since = _HEAD, self.loop.time()  # a silent client counts too
+        self._wake_in(self.header_timeout or self.body_timeout)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        self._arm(self.header_timeout, "headers")
-
-    _streamed = False  # the body is a stream: its deadline restarts with each chunk
+        self._part, self._since = _HEAD, self.loop.time()
 
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         if self.parser.should_upgrade():
-            self._disarm()
+            self._stop()
             return
         self._streamed = self.scope.get("path") in STREAMED_BODIES
-        self._arm(self.body_timeout, "body")
+        self._part, self._since = _BODY, self.loop.time()
 
     def on_body(self, body: bytes) -> None:
         super().on_body(body)
-        if self._streamed and self._deadline is not None:
-            self._arm(self.body_timeout, "body")
+        if self._streamed:
+            self._since = self.loop.time()
 
     def on_message_complete(self) -> None:
-        self._disarm()
+        self._part = _IDLE
         super().on_message_complete()
 
     def handle_websocket_upgrade(self) -> None:
-        self._disarm()
+        self._stop()
         super().handle_websocket_upgrade()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
+        self._stop()
         super().connection_lost(exc)
 
-    def _arm(self, seconds: float, part: str) -> None:
-        self._disarm()
+    def _limit(self, part: str | None) -> float:
+        return self.header_timeout if part is _HEAD else self.body_timeout
+
+    def _wake_in(self, seconds: float) -> None:
         if seconds > 0:
-            self._deadline = self.loop.call_later(seconds, self._expired, part, seconds)
+            self._timer = self.loop.call_later(seconds, self._check)
 
-    def _disarm(self) -> None:
-        if self._deadline is not None:
-            self._deadline.cancel()
-            self._deadline = None
+    def _stop(self) -> None:
+        self._part = _IDLE
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
-    def _expired(self, part: str, seconds: float) -> None:
-        self._deadline = None
+    def _check(self) -> None:
+        self._timer = None
         if self.transport.is_closing():
             return
+        part = self._part
+        if part is _IDLE:  # between requests (keep-alive's business): look again later
+            self._wake_in(self.header_timeout or self.body_timeout)
+            return
+        limit = self._limit(part)
+        if limit <= 0:  # this part has no deadline: look again when the other might
+            self._wake_in(self.header_timeout or self.body_timeout)
+            return
+        left = self._since + limit - self.loop.time()
+        if left > 0:
+            self._wake_in(left)
+            return
+        self._expired(part, limit)
+
+    def _expired(self, part: str, seconds: float) -> None:
         cycle = self.cycle
         if cycle is None or not cycle.response_started:
             body = (b'{"error":{"code":"request_timeout","message":"the request\'s %s did '
