@@ -104,7 +104,8 @@ def _regex_category(cat: str) -> tuple[tuple[int, int], ...]:
                  for m in regex.finditer(r"\p{%s}+" % cat, text))
 
 
-def _intersect(a, b) -> list[tuple[int, int]]:
+def intersect_ranges(a, b) -> list[tuple[int, int]]:
+    """The intersection of two sorted lists of disjoint inclusive code point ranges."""
     out, i, j = [], 0, 0
     while i < len(a) and j < len(b):
         lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
@@ -128,7 +129,7 @@ def category_ranges(cat: str, reference: str) -> tuple[tuple[int, int], ...]:
     mask, subset = _CATEGORIES[canon]
     ranges = _ranges_of_mask(_bits(reference), mask)
     if subset:  # the tables store major categories; the subcategory comes from regex
-        ranges = _intersect(ranges, _regex_category(canon[0] + canon[1].lower()))
+        ranges = intersect_ranges(ranges, _regex_category(canon[0] + canon[1].lower()))
     return tuple(ranges)
 
 

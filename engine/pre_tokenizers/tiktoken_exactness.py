@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ..errors import UnsupportedArtifact
-from ..unicode_compat import WHITE_SPACE_CHARS, category_ranges
+from ..unicode_compat import WHITE_SPACE_CHARS, category_ranges, intersect_ranges
 
 Ranges = tuple[tuple[int, int], ...]
 _MAX = 0x10FFFF
@@ -70,17 +70,7 @@ def _minus(a: Ranges, b: Ranges) -> Ranges:
 
 
 def _intersect(a: Ranges, b: Ranges) -> Ranges:
-    a, b = _norm(a), _norm(b)
-    out, i, j = [], 0, 0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if lo <= hi:
-            out.append((lo, hi))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return tuple(out)
+    return tuple(intersect_ranges(_norm(a), _norm(b)))
 
 
 _WHITE_SPACE = _norm((ord(c), ord(c)) for c in WHITE_SPACE_CHARS)  # \\s, as adapted

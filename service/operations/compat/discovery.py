@@ -10,6 +10,7 @@ here is a placeholder. The context length comes from ``context.py``.
 from __future__ import annotations
 
 import json
+import time
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 from ...errors import TokenizerNotFound
 from ...runtime.registry import Entry
 from ...runtime.state import ServiceState
+from .context import UNKNOWN, context_length
 
 #: transformers' class for a tokenizer.json (what ``AutoTokenizer`` builds when the
 #: artifact's tokenizer_config.json names none, and what tiktoken files convert to)
@@ -102,3 +104,17 @@ def served_names(state: ServiceState, pinned: str | None) -> list[str]:
     table = registry.models()
     names += [row["model"] for row in table["models"] if row["served"]]
     return list(dict.fromkeys(names))
+
+
+def model_cards(state: ServiceState, pinned: str | None, owned_by: str) -> list[dict[str, Any]]:
+    """OpenAI-style model cards, as vLLM's and SGLang's ``/v1/models`` list them: one per
+    served name, with its context length (``None`` where no length is known)."""
+    now = int(time.time())
+    cards = []
+    for model in served_names(state, pinned):
+        served = state.registry.lookup(None, model)[0]
+        length = context_length(served, model)
+        cards.append({"id": model, "object": "model", "created": now, "owned_by": owned_by,
+                      "root": served.ref, "parent": None,
+                      "max_model_len": None if length == UNKNOWN else length})
+    return cards

@@ -23,7 +23,6 @@ length (``context.py``).
 
 from __future__ import annotations
 
-import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -33,8 +32,8 @@ from ...runtime.state import ServiceState
 from ..handlers import Reply
 from . import (CompatRequest, Dialect, Route, Target, around, encode, name_headers,
                no_request_template, ok, render, target)
-from .context import UNKNOWN, context_length
-from .discovery import served_names
+from .context import context_length
+from .discovery import model_cards
 
 
 def _classify(status: int, code: str) -> tuple[int, str]:
@@ -177,16 +176,8 @@ def model_info(state: ServiceState, req: None, name: str | None) -> Any:
 
 
 def list_models(state: ServiceState, req: None, name: str | None) -> Any:
-    headers = name_headers(state, name)
-    now = int(time.time())
-    cards = []
-    for model in served_names(state, name):
-        served = state.registry.lookup(None, model)[0]
-        length = context_length(served, model)
-        cards.append({"id": model, "object": "model", "created": now, "owned_by": "sglang",
-                      "root": served.ref, "parent": None,
-                      "max_model_len": None if length == UNKNOWN else length})
-    return Reply(dumps({"object": "list", "data": cards}), 200, headers)
+    cards = model_cards(state, name, "sglang")
+    return Reply(dumps({"object": "list", "data": cards}), 200, name_headers(state, name))
 
 
 def health(state: ServiceState, req: None, name: str | None) -> Any:

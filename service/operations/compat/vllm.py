@@ -29,7 +29,6 @@ template renders.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,8 +38,9 @@ from ...runtime.state import ServiceState
 from ..handlers import Reply
 from . import (CompatRequest, Dialect, Route, around, encode, name_headers,
                no_request_template, ok, render, target, token_strings)
-from .context import UNKNOWN, context_length
-from .discovery import chat_template, served_names, tokenizer_class, tokenizer_config
+from .context import context_length
+from .discovery import (chat_template, model_cards, tokenizer_class,
+                        tokenizer_config)
 
 _TYPES = {400: "BadRequestError", 401: "AuthenticationError", 404: "NotFoundError",
           413: "BadRequestError", 415: "BadRequestError", 500: "InternalServerError",
@@ -271,23 +271,15 @@ def tokenizer_info(state: ServiceState, req: None, name: str | None) -> Any:
 
 
 def list_models(state: ServiceState, req: None, name: str | None) -> Any:
-    headers = name_headers(state, name)
-    now = int(time.time())
-    cards = []
-    for model in served_names(state, name):
-        served = state.registry.lookup(None, model)[0]
-        length = context_length(served, model)
-        cards.append({
-            "id": model, "object": "model", "created": now, "owned_by": "vllm",
-            "root": served.ref, "parent": None,
-            "max_model_len": None if length == UNKNOWN else length,
-            "permission": [{
-                "id": f"modelperm-{os.urandom(16).hex()}", "object": "model_permission",
-                "created": now, "allow_create_engine": False, "allow_sampling": True,
-                "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
-                "allow_fine_tuning": False, "organization": "*", "group": None,
-                "is_blocking": False}]})
-    return Reply(dumps({"object": "list", "data": cards}), 200, headers)
+    cards = model_cards(state, name, "vllm")
+    for card in cards:  # vLLM's cards also carry a permission record
+        card["permission"] = [{
+            "id": f"modelperm-{os.urandom(16).hex()}", "object": "model_permission",
+            "created": card["created"], "allow_create_engine": False, "allow_sampling": True,
+            "allow_logprobs": True, "allow_search_indices": False, "allow_view": True,
+            "allow_fine_tuning": False, "organization": "*", "group": None,
+            "is_blocking": False}]
+    return Reply(dumps({"object": "list", "data": cards}), 200, name_headers(state, name))
 
 
 def health(state: ServiceState, req: None, name: str | None) -> Any:
