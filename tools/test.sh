@@ -14,4 +14,6 @@ fi
 if [ -x tools/install_nginx.sh ]; then
   bash tools/install_nginx.sh || echo "nginx not installed: the real-nginx compose test will skip"
 fi
-exec "$PY" -P -m pytest -q "$@"
+# Two worker processes (the machines have two cores): files are dealt to workers whole
+# (--dist loadfile), so a file's module-scoped servers start once.
+exec "$PY" -P -m pytest -q -n "${TOKSERVE_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -9,13 +9,14 @@ its RSS read from /proc, and on ``in_thread`` itself.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 import weakref
 
 import orjson
 import pytest
+
+from event_loops import run_in_fresh_thread
 
 from tokserve.service.runtime.offload import in_thread
 
@@ -93,11 +94,11 @@ def test_hostile_bodies_in_thread_keeps_nothing_of_a_failed_job():
 
     gc.disable()
     try:
-        ref = asyncio.run(main())
+        ref = run_in_fresh_thread(main)
         assert ref() is None, "a failed job's frame outlived the request"
     finally:
         gc.enable()
 
 
 def test_hostile_bodies_in_thread_returns_the_result():
-    assert asyncio.run(in_thread(lambda: 41 + 1)) == 42
+    assert run_in_fresh_thread(lambda: in_thread(lambda: 41 + 1)) == 42

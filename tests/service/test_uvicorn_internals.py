@@ -18,6 +18,8 @@ from packaging.requirements import Requirement
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.server import ServerState
 
+from event_loops import run_in_fresh_thread
+
 from tokserve.service.http.one_write import EXTENSION, HeldHeadTransport, OneWriteProtocol
 
 
@@ -81,7 +83,7 @@ def test_uvicorn_internals_protocol_writes_through_the_held_transport():
     """``connection_made`` stores the transport it is given (ours) as ``self.transport``,
     ``on_message_begin`` creates the request's scope (which we extend), and the request
     cycle writes through ``self.transport``: the response arrives whole through it."""
-    protocol, scope, response = asyncio.run(_one_request())
+    protocol, scope, response = run_in_fresh_thread(_one_request)
     assert isinstance(protocol.transport, HeldHeadTransport), (
         f"uvicorn {uvicorn.__version__} no longer writes through the transport handed to "
         "connection_made")
