@@ -15,5 +15,7 @@ if [ -x tools/install_nginx.sh ]; then
   bash tools/install_nginx.sh || echo "nginx not installed: the real-nginx compose test will skip"
 fi
 # Two worker processes (the machines have two cores): files are dealt to workers whole
-# (--dist loadfile), so a file's module-scoped servers start once.
+# (--dist loadfile), so a file's module-scoped servers start once. Every worker must
+# collect the same test ids, so str hashing (which orders sets) is seeded alike.
+export PYTHONHASHSEED="${PYTHONHASHSEED:-0}"
 exec "$PY" -P -m pytest -q -n "${TOKSERVE_TEST_WORKERS:-2}" --dist loadfile "$@"

@@ -226,7 +226,14 @@ def _outcome(encode, text, options):
         return ("ValueError", str(e))
 
 
-@pytest.mark.parametrize("options", _OPTIONS, ids=repr)
+def _options_id(options: dict) -> str:
+    """A test id that is the same in every process (a set's repr follows the hash seed,
+    and pytest-xdist's workers must collect the same ids)."""
+    return repr({k: sorted(v) if isinstance(v, (set, frozenset)) else v
+                 for k, v in options.items()})
+
+
+@pytest.mark.parametrize("options", _OPTIONS, ids=_options_id)
 @pytest.mark.parametrize("text", [_TEXT, "plain text only", "x<|endoftext|>y<|endoftext|>"])
 def test_special_token_rules_match_tiktoken(encs, text, options):
     ours, ref = encs
