@@ -74,6 +74,18 @@ class Artifact:
     # the compiled tables (tables.py) when mapped from a file; tokens, merges and
     # tiktoken_data are then None
     tables: Any = field(default=None, repr=False)
+    # piece tokenizers (SentencePiece-style: piece_tokenizer.py) only: the file's model
+    # and decoder objects; ``tokens``/``merges`` are then None
+    model: dict[str, Any] | None = field(default=None, repr=False)
+    decoder: dict[str, Any] | None = field(default=None, repr=False)
+    # the model built from ``model`` at load (so a malformed one is refused there, naming
+    # the file), handed to the tokenizer
+    piece_model: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def is_pieces(self) -> bool:
+        """Whether this is a piece tokenizer (``PieceTokenizer``), not byte-level."""
+        return self.model is not None
 
 
 # ---------------------------------------------------------------- helpers

@@ -12,7 +12,9 @@ position the whole decode would name).
 Why an incremental UTF-8 decoder is all it takes: decoding is byte concatenation
 (``decoder.py``), and Python's incremental UTF-8 decoder is defined to give the same
 text as decoding the concatenation at once, holding back at most three bytes of an
-unfinished character between calls.
+unfinished character between calls. Piece tokenizers (SentencePiece-style) decode
+through a chain of steps instead; they hand the stream their own incremental decoder
+(``piece_tokenizer.PieceTextStream``), which holds a run of byte pieces whole.
 
     >>> stream = DecodeStream(tokenizer)
     >>> for token_id in generated:
@@ -42,6 +44,10 @@ class DecodeStream:
         self._tokenizer = tokenizer
         self._skip = skip_special_tokens
         self._errors = errors
+        # piece tokenizers decode through a chain of steps, not by concatenating bytes:
+        # they bring their own incremental decoder (piece_tokenizer.PieceTextStream)
+        own = getattr(tokenizer, "decode_stream", None)
+        self._own = own(skip_special_tokens, errors) if own is not None else None
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors=errors)
         self._consumed = 0  # bytes fed so far, for InvalidUtf8 positions
         self.ids = 0  # ids consumed so far
@@ -59,6 +65,10 @@ class DecodeStream:
         """``step`` for a chunk of ids at once (one call into the engine): the text they
         complete, possibly empty. On an unknown id nothing of the chunk is consumed."""
         ids = list(token_ids)
+        if self._own is not None:
+            text = self._own.feed(ids)
+            self.ids += len(ids)
+            return text
         data = self._tokenizer.decode_bytes(ids, skip_special_tokens=self._skip)
         self.ids += len(ids)
         return self._feed(data, final=False)
@@ -66,6 +76,8 @@ class DecodeStream:
     def flush(self) -> str:
         """The end of the stream: what is left of an unfinished character (U+FFFD under
         ``replace``; ``InvalidUtf8`` under ``strict``). The stream can be reused after."""
+        if self._own is not None:
+            return self._own.finish()
         return self._feed(b"", final=True)
 
     def _feed(self, data: bytes, final: bool) -> str:

@@ -108,8 +108,9 @@ def check_tokenizer_json(spec: Any, where: str) -> None:
     if not isinstance(spec, dict) or not isinstance(spec.get("model"), dict):
         raise ArtifactError(f"{where} has no 'model' object", path=where)
     model = spec["model"]
-    if not isinstance(model.get("vocab"), dict):
-        raise ArtifactError(f"{where}: model.vocab must be an object of token -> id, got "
+    if not isinstance(model.get("vocab"), (dict, list)):  # a list: Unigram's [piece, score]
+        raise ArtifactError(f"{where}: model.vocab must be an object of token -> id (or a "
+                            f"Unigram list of [piece, score]), got "
                             f"{type(model.get('vocab')).__name__}", path=where)
     if not isinstance(model.get("merges", []), list):
         raise ArtifactError(f"{where}: model.merges must be a list", path=where)

@@ -162,22 +162,39 @@ def added_token_text(value: Any) -> str | None:
 def load_tokenizer_json(
     path: str | Path, *, name: str | None = None, config: dict[str, Any] | None = None
 ) -> Artifact:
-    """A Hugging Face ``tokenizer.json`` whose model is byte-level BPE.
+    """A Hugging Face ``tokenizer.json``: byte-level BPE, or a piece tokenizer
+    (SentencePiece-style BPE with byte fallback, Unigram; ``piece_tokenizer.py``).
 
     ``config`` is the optional ``tokenizer_config.json`` (BOS/EOS/PAD literals and the
     add_bos/add_eos flags some tokenizers keep there instead of a post-processor).
     """
     path = Path(path)
     data = _read(path)
-    where = str(path)
     spec = parse_json(data, path)
+    return tokenizer_json_artifact(spec, sha256_hex(data), name=name or path.parent.name
+                                   or path.stem, config=config, where=str(path))
+
+
+def tokenizer_json_artifact(spec: Any, data_hash: str, *, name: str,
+                            config: dict[str, Any] | None = None, where: str,
+                            fmt: str = "hf_tokenizer_json") -> Artifact:
+    """The artifact of a parsed ``tokenizer.json`` (``data_hash``: the sha256 of the bytes
+    it came from; ``where``: the file, for messages). ``fmt`` names the file's format
+    (a SentencePiece ``.model`` arrives here converted)."""
     check_tokenizer_json(spec, where)
+    if is_piece_tokenizer(spec):
+        return _piece_artifact(spec, data_hash, name=name, config=config, where=where,
+                               fmt=fmt)
     model = spec["model"]
+    if not isinstance(model.get("vocab"), dict):
+        raise ArtifactError(f"{where}: model.vocab must be an object of token -> id",
+                            path=where)
     if model.get("type", "BPE") != "BPE":
-        raise UnsupportedArtifact(f"model type {model.get('type')!r} (only BPE)", where)
+        raise UnsupportedArtifact(f"model type {model.get('type')!r} (only BPE and Unigram)",
+                                  where)
     for flag in ("byte_fallback", "fuse_unk"):
         if model.get(flag):
-            raise UnsupportedArtifact(f"BPE {flag}=true", where)
+            raise UnsupportedArtifact(f"BPE {flag}=true with a ByteLevel pre-tokenizer", where)
     if model.get("dropout") not in (None, 0, 0.0):
         raise UnsupportedArtifact("BPE dropout", where)
     for affix in ("continuing_subword_prefix", "end_of_word_suffix"):
@@ -193,34 +210,24 @@ def load_tokenizer_json(
     decoder = spec.get("decoder")
     if decoder is not None and decoder.get("type") != "ByteLevel":
         raise UnsupportedArtifact(f"decoder {decoder.get('type')!r} (only ByteLevel)", where)
-    if not _has_byte_level(pre):
-        raise UnsupportedArtifact("a BPE model without a ByteLevel pre-tokenizer", where)
 
     added_ids = {t["id"] for t in spec.get("added_tokens", [])}
     # Added tokens may also sit in the model's vocabulary under their literal (not
     # byte-level) spelling; they are matched by the scan, never produced by merges.
     tokens = vocab_tokens(model["vocab"], added_ids, where)
     merges = merge_pairs(model.get("merges", []), where)
-    added = tuple(
-        AddedToken(
-            t["content"], t["id"], bool(t.get("special", False)),
-            bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
-            bool(t.get("single_word", False)), bool(t.get("normalized", False)),
-        )
-        for t in spec.get("added_tokens", [])
-    )
     config = config or {}
-    settings = {"format": "hf_tokenizer_json", "config": {
+    settings = {"format": fmt, "config": {
         k: config.get(k) for k in ("add_bos_token", "add_eos_token", "bos_token", "eos_token")
     }}
     return Artifact(
-        name=name or path.parent.name or path.stem,
-        format="hf_tokenizer_json",
+        name=name,
+        format=fmt,
         reference="tokenizers",
         tokens=tokens,
         merges=merges,
         whole_piece_lookup=bool(model.get("ignore_merges", False)),
-        added_tokens=added,
+        added_tokens=_added_tokens(spec),
         normalizer=spec.get("normalizer"),
         pre_tokenizer=pre,
         post_processor=spec.get("post_processor"),
@@ -229,7 +236,77 @@ def load_tokenizer_json(
         pad_token=added_token_text(config.get("pad_token")),
         add_bos_token=bool(config.get("add_bos_token", False)),
         add_eos_token=bool(config.get("add_eos_token", False)),
-        hash=content_hash(sha256_hex(data), settings),
+        hash=content_hash(data_hash, settings),
+    )
+
+
+def is_piece_tokenizer(spec: dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` is of the piece family: a Unigram model, or a BPE
+    model without a ByteLevel pre-tokenizer (its vocabulary is strings, not bytes)."""
+    model = spec["model"]
+    kind = model.get("type")
+    if kind == "Unigram" or (kind is None and isinstance(model.get("vocab"), list)):
+        return True
+    return kind in (None, "BPE") and not _has_byte_level(spec.get("pre_tokenizer"))
+
+
+def _added_tokens(spec: dict[str, Any]) -> tuple[AddedToken, ...]:
+    return tuple(
+        AddedToken(
+            t["content"], t["id"], bool(t.get("special", False)),
+            bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
+            bool(t.get("single_word", False)), bool(t.get("normalized", False)),
+        )
+        for t in spec.get("added_tokens", [])
+    )
+
+
+def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
+                    config: dict[str, Any] | None, where: str, fmt: str) -> Artifact:
+    """A piece tokenizer's artifact. Every stage is parsed here once, so a component the
+    engine does not implement is refused at import and load, by name and by its path in
+    the file (``normalizer.normalizers[1]: normalizer 'BertNormalizer'``). Only the
+    file's post-processor adds BOS/EOS, as in ``tokenizers``."""
+    from .decoders.piece_decoder import PieceDecoder
+    from .models.piece_models import build_piece_model
+    from .normalizers.piece_normalizer import PieceNormalizer
+    from .pre_tokenizers.piece_pre_tokenizer import PiecePreTokenizer
+
+    try:
+        model = build_piece_model(spec["model"])
+        PieceNormalizer(spec.get("normalizer"))
+        PiecePreTokenizer(spec.get("pre_tokenizer"))
+        if spec.get("decoder") is not None:
+            PieceDecoder(spec.get("decoder"))
+        _check_tree(spec.get("post_processor"), {"TemplateProcessing", "Sequence"},
+                    "post_processor", where, "processors")
+    except UnsupportedArtifact as e:
+        raise UnsupportedArtifact(e.details.get("feature", str(e)), where) from None
+    except ArtifactError as e:
+        raise ArtifactError(f"{where}: {e}", path=where) from None
+    config = config or {}
+    settings = {"format": fmt, "family": "pieces", "config": {
+        k: config.get(k) for k in ("bos_token", "eos_token")}}
+    return Artifact(
+        name=name,
+        format=fmt,
+        reference="tokenizers",
+        tokens=None,
+        merges=None,
+        whole_piece_lookup=False,
+        added_tokens=_added_tokens(spec),
+        normalizer=spec.get("normalizer"),
+        pre_tokenizer=spec.get("pre_tokenizer"),
+        post_processor=spec.get("post_processor"),
+        bos_token=added_token_text(config.get("bos_token")),
+        eos_token=added_token_text(config.get("eos_token")),
+        pad_token=added_token_text(config.get("pad_token")),
+        add_bos_token=False,
+        add_eos_token=False,
+        hash=content_hash(data_hash, settings),
+        model=spec["model"],
+        decoder=spec.get("decoder"),
+        piece_model=model,
     )
 
 
@@ -370,7 +447,7 @@ def load_directory(directory: str | Path, *, verify: bool = True,
         if found is not None:
             return compiled.artifact_from(*found, **extra)
     art = _parse_directory(directory, manifest)
-    if tables is not None:
+    if tables is not None and not art.is_pieces:  # piece models keep their own tables
         image = compiled.image_of(art)
         path = compiled.path_for(tables, key)
         try:

@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from .artifact import Artifact
 from .formats import load_artifact, load_directory
 from .tokenizer import Tokenizer
 from .versions import MANIFEST, Manifest, check_tokenizer_hash, latest_version, resolve
@@ -42,7 +43,17 @@ def load(source: str | os.PathLike, *, root: str | os.PathLike | None = None,
         path / "tokenizer.json"
     ).exists():
         path = latest_version(path)
-    return Tokenizer(load_artifact(path, tables=tables, **options))
+    return tokenizer_for(load_artifact(path, tables=tables, **options))
+
+
+def tokenizer_for(artifact: Artifact) -> Tokenizer:
+    """The tokenizer class an artifact needs: ``PieceTokenizer`` for piece vocabularies
+    (SentencePiece-style), ``Tokenizer`` for byte-level ones."""
+    if artifact.is_pieces:
+        from .piece_tokenizer import PieceTokenizer
+
+        return PieceTokenizer(artifact)
+    return Tokenizer(artifact)
 
 
 def verify_directory(directory: str | Path) -> Manifest:
@@ -53,7 +64,7 @@ def verify_directory(directory: str | Path) -> Manifest:
         ArtifactError: naming the first file or value that does not match.
     """
     directory = Path(directory)
-    tok = Tokenizer(load_directory(directory))
+    tok = tokenizer_for(load_directory(directory))
     manifest = tok.manifest or {}
     check_tokenizer_hash(directory, manifest, tok.hash)
     return manifest

@@ -23,6 +23,7 @@ from typing import Any
 
 from .added_vocabulary.added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
 from .artifact import Artifact
+from .decoders.byte_level import BYTE_TO_CHAR
 from .decoders.decoder import Decoder, Errors
 from .models.bpe._bpe import BpeModel
 from .normalizers.normalizer import Normalizer
@@ -60,6 +61,7 @@ class Tokenizer:
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
         self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special))
+        self._literals_by_id = {t.id: t.content for t in added}
         #: the ids ``add_special_tokens=True`` puts before / after one text's tokens
         self.special_prefix: tuple[int, ...] = tuple(self._post.prefix)
         self.special_suffix: tuple[int, ...] = tuple(self._post.suffix)
@@ -252,6 +254,19 @@ class Tokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         return self._decoder.decode_bytes([token_id])
+
+    def token_string(self, token_id: int) -> str:
+        """The vocabulary's spelling of the id, as Hugging Face's ``convert_ids_to_tokens``
+        gives it: an added token's literal, else its bytes in the byte-level alphabet
+        (``Ġworld``).
+
+        Raises:
+            UnknownTokenId: the id is not in the vocabulary.
+        """
+        literal = self._literals_by_id.get(token_id)
+        if literal is not None:
+            return literal
+        return "".join(BYTE_TO_CHAR[b] for b in self._decoder.decode_bytes([token_id]))
 
     # ================================================================ private
 

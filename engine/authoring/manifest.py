@@ -16,7 +16,7 @@ from typing import Any
 from ..artifact import sha256_hex
 from ..errors import ArtifactError, EngineError
 from ..formats import load_directory
-from ..tokenizer import Tokenizer
+from ..loading import tokenizer_for
 from ..versions import MANIFEST, Manifest, check_name
 
 
@@ -113,7 +113,7 @@ def _write_version(staging: Path, name: str, version: str, files: dict[str, str 
             "default" if "default" in templates else None),
     }
     _dump(staging / MANIFEST, manifest)
-    tok = Tokenizer(load_directory(staging))
+    tok = tokenizer_for(load_directory(staging))
     manifest["vocab_size"] = tok.vocab_size
     manifest["special_tokens"] = tok.special_tokens
     manifest["tokenizer_hash"] = tok.hash

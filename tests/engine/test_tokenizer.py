@@ -101,7 +101,8 @@ def _set(spec: dict, dotted: str, value) -> dict:
     ("pre_tokenizer", {"type": "Whitespace"}, "Whitespace"),
     ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [{"type": "Metaspace", "replacement": "▁",
                                                               "prepend_scheme": "always", "split": True}]},
-     "Metaspace"),
+     # no ByteLevel pre-tokenizer: read as a piece tokenizer, whose decoders are not byte-level
+     "decoder: decoder 'ByteLevel'"),
     ("decoder", {"type": "WordPiece", "prefix": "##", "cleanup": True}, "WordPiece"),
     ("post_processor", {"type": "BertProcessing", "sep": ["[SEP]", 1], "cls": ["[CLS]", 0]},
      "BertProcessing"),

@@ -35,7 +35,6 @@ from fastapi import Response
 from pydantic import BaseModel, ConfigDict
 
 from .... import errors as engine_errors
-from ....decoders.byte_level import BYTE_TO_CHAR
 from ...errors import InvalidRequest, ServiceError, UnknownModel, dumps, shorten, status_for
 from ...runtime.registry import Entry
 from ...runtime.state import ServiceState
@@ -269,8 +268,6 @@ def render(entry: Entry, messages: Sequence[Any], *, tools: Any = None,
 
 def token_strings(entry: Entry, ids: Sequence[int]) -> list[str]:
     """Each id as Hugging Face's ``convert_ids_to_tokens`` spells it: an added token's
-    literal, else its bytes in the byte-level alphabet (``Ġworld``)."""
-    tok = entry.tokenizer
-    literals = {i: lit for lit, i in tok.special_tokens.items()}
-    return [literals.get(i) or "".join(BYTE_TO_CHAR[b] for b in tok.decode_bytes([i]))
-            for i in ids]
+    literal, else its vocabulary spelling (``Ġworld``, ``▁world``; ``Tokenizer.token_string``)."""
+    token_string = entry.tokenizer.token_string
+    return [token_string(i) for i in ids]

@@ -130,7 +130,7 @@ def tokenize(state: ServiceState, req: LlamaCppTokenizeRequest, name: str | None
         return ok({"tokens": ids}, entry)
     pieces = []
     for i in ids:
-        data = entry.tokenizer.decode_bytes([i])
+        data = entry.tokenizer.token_bytes(i)
         try:
             piece: str | list[int] = data.decode("utf-8")
         except UnicodeDecodeError:
