@@ -304,7 +304,9 @@ def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
         add_bos_token=False,
         add_eos_token=False,
         hash=content_hash(data_hash, settings),
-        model=spec["model"],
+        # the built model holds the vocabulary; the parsed one (tens of MB of Python
+        # objects for a large vocabulary) is not kept in every worker
+        model={k: v for k, v in spec["model"].items() if k not in ("vocab", "merges")},
         decoder=spec.get("decoder"),
         piece_model=model,
     )

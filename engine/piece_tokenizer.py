@@ -24,7 +24,6 @@ from .artifact import Artifact
 from .decoders.decoder import Errors
 from .decoders.piece_decoder import PieceDecoder, PieceStream
 from .errors import UnknownTokenId
-from .models.piece_models import build_piece_model
 from .normalizers.aligned import AlignedText
 from .normalizers.piece_normalizer import PieceNormalizer
 from .offsets import Units, to_units
@@ -47,8 +46,9 @@ class PieceTokenizer(Tokenizer):
         self._norm = PieceNormalizer(artifact.normalizer)
         self._pieces_added = PieceAddedVocabulary(added, self._norm)
         self._pre_pieces = PiecePreTokenizer(artifact.pre_tokenizer)
-        self._model = (artifact.piece_model if artifact.piece_model is not None
-                       else build_piece_model(artifact.model, cache_capacity=cache_capacity))
+        self._model = artifact.piece_model  # built by formats.py, which names the file
+        if self._model is None:
+            raise ValueError("a piece artifact without its model (formats.py builds it)")
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
