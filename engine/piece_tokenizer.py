@@ -138,8 +138,9 @@ class PieceTokenizer(Tokenizer):
         if data is not None and len(data) != len(text):  # characters -> bytes
             starts = list(accumulate((len(c.encode("utf-8")) for c in text), initial=0))
             spans = [starts[x] for x in spans]
-        if add_special_tokens:
-            ids, spans = self._post.apply(ids), self._post.apply_spans(spans, len(data))
+        if add_special_tokens:  # tokens the post-processor adds span (0, 0), as tokenizers
+            ids = self._post.apply(ids)
+            spans = [0, 0] * len(self._post.prefix) + spans + [0, 0] * len(self._post.suffix)
         return ids, to_units(data, spans, units)
 
     def encode_batch(self, texts: Sequence[str], special_tokens: Policy = "reject",
