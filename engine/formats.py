@@ -30,6 +30,7 @@ from .sentencepiece_files import parse_model_proto
 from .sentencepiece_json import sentencepiece_config, tokenizer_json_from_proto
 from .versions import MANIFEST, read_manifest, verify_files
 
+
 # ---------------------------------------------------------------- tiktoken
 
 
