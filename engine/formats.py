@@ -3,6 +3,8 @@
 * tiktoken rank files (``*.tiktoken``, Llama 3's ``tokenizer.model``) plus a preset or an
   explicit pattern and special tokens;
 * Hugging Face ``tokenizer.json`` with a byte-level BPE model;
+* SentencePiece ``.model`` files (Llama 2's ``tokenizer.model``), converted to the
+  tokenizer.json description (sentencepiece_json.py) and read as one;
 * Mistral ``tekken.json``;
 * an artifact version directory (``manifest.json`` + files), the unit the service serves:
   every file, chat templates included, is checked against the manifest's sha256 before
@@ -19,10 +21,13 @@ from typing import Any
 from . import tables as compiled
 from .artifact import AddedToken, Artifact, ChatTemplate, _read, content_hash, sha256_hex
 from .errors import ArtifactError, UnsupportedArtifact
-from .file_checks import (check_not_utf16, check_tokenizer_json, merge_pairs, parse_json,
-                          read_json, special_tokens_map, token_id, token_literal,
-                          vocab_tokens)
+from .file_checks import (check_tokenizer_json, merge_pairs, parse_json, read_json,
+                          special_tokens_map, token_id, token_literal, vocab_tokens)
+from .file_kinds import (SENTENCEPIECE, TEKKEN, TIKTOKEN, TOKENIZER_JSON, UNKNOWN, refusal,
+                         sniff, sniff_bytes)
 from .presets import PRESETS, Preset
+from .sentencepiece_files import parse_model_proto
+from .sentencepiece_json import sentencepiece_config, tokenizer_json_from_proto
 from .versions import MANIFEST, read_manifest, verify_files
 
 
@@ -49,6 +54,10 @@ def load_tiktoken(
             raise ArtifactError(
                 f"unknown preset {preset!r}; known presets: {', '.join(sorted(PRESETS))}"
             ) from None
+    data = _read(path)
+    kind = sniff_bytes(data)  # another format, or no rank file and nothing asked of one
+    if kind.name != TIKTOKEN and (kind.name != UNKNOWN or (preset is None and pattern is None)):
+        raise ArtifactError(refusal(path, kind, "a tiktoken rank file"), path=str(path))
     if preset is None and pattern is None:
         raise ArtifactError(
             f"{path} is a tiktoken rank file: pass preset= (one of "
@@ -61,8 +70,6 @@ def load_tiktoken(
     bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
-    data = _read(path)
-    check_not_utf16(data, path)
     return tiktoken_artifact(
         data, name=name or (preset.name if preset else path.stem), pattern=pattern,
         special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
@@ -312,6 +319,31 @@ def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
     )
 
 
+# ---------------------------------------------------------------- SentencePiece .model
+
+
+def load_sentencepiece(path: str | Path, *, name: str | None = None,
+                       config: dict[str, Any] | None = None) -> Artifact:
+    """A SentencePiece ``.model`` file (protobuf), read as the ``tokenizer.json`` it
+    converts to (sentencepiece_json.py: ids equal to sentencepiece's on ordinary text).
+
+    ``config``: the BOS/EOS/PAD literals and ``add_bos_token``/``add_eos_token`` (a
+    manifest's), over the model's own (``sentencepiece_config``: BOS added when the
+    model has one). The content hash covers the ``.model`` bytes and the config.
+    """
+    path = Path(path)
+    data = _read(path)
+    proto = parse_model_proto(data, str(path))
+    merged = sentencepiece_config(proto)
+    merged.update({k: v for k, v in (config or {}).items() if v is not None})
+    spec = tokenizer_json_from_proto(proto, str(path), add_bos=bool(merged["add_bos_token"]),
+                                     add_eos=bool(merged["add_eos_token"]))
+    # tokenizer_json_artifact: the lead's reader of tokenizer.json dicts (issue 30)
+    art = tokenizer_json_artifact(spec, sha256_hex(data), name or path.parent.name or path.stem,
+                                  merged)
+    return replace(art, format="sentencepiece")
+
+
 # ---------------------------------------------------------------- Mistral tekken
 
 # mistral-common's defaults for tekken files that list no special tokens (v3 and older);
@@ -486,6 +518,10 @@ def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
         art = load_tokenizer_json(tokenizer_file, name=manifest["name"], config=config)
     elif fmt == "tekken":
         art = load_tekken(tokenizer_file, name=manifest["name"])
+    elif fmt == "sentencepiece":
+        art = load_sentencepiece(tokenizer_file, name=manifest["name"], config={
+            k: manifest.get(k) for k in ("bos_token", "eos_token", "pad_token", "add_bos_token",
+                                         "add_eos_token")})
     else:
         raise UnsupportedArtifact(f"artifact format {fmt!r}", str(directory))
     return art
@@ -511,7 +547,19 @@ def load_artifact(source: str | Path, *, tables: str | Path | None = None,
         if b'"config"' in head and b'"model"' not in head:
             return load_tekken(path, **options)
         return load_tokenizer_json(path, **options)
-    return load_tiktoken(path, **options)
+    kind = sniff(path)  # by content: Llama 2's and Llama 3's tokenizer.model differ
+    as_ranks = options.get("preset") is not None or options.get("pattern") is not None
+    if kind.name == TIKTOKEN or (kind.name == UNKNOWN and as_ranks):
+        return load_tiktoken(path, **options)  # a broken rank file: its parser names the line
+    if not kind.readable:
+        raise ArtifactError(refusal(path, kind), path=str(path))
+    rank_options = sorted(k for k, v in options.items() if k != "name" and v is not None)
+    if rank_options:
+        raise ArtifactError(f"{path} is {kind.what}: {', '.join(rank_options)} apply to "
+                            f"tiktoken rank files", path=str(path))
+    reader = {SENTENCEPIECE: load_sentencepiece, TOKENIZER_JSON: load_tokenizer_json,
+              TEKKEN: load_tekken}[kind.name]
+    return reader(path, name=options.get("name"))
 
 
 def _config(path: Path) -> dict[str, Any]:
