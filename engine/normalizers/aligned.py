@@ -30,7 +30,7 @@ class AlignedText:
     (the pre-tokenizer's ``prepend_scheme: first`` asks whether a piece starts it).
     """
 
-    __slots__ = ("text", "align")
+    __slots__ = ("align", "text")
 
     def __init__(self, text: str, align: list[Span] | None = None, start: int = 0) -> None:
         self.text = text

@@ -3,15 +3,13 @@ caller asked for is refused saying what it is and what to pass (issue 30, "Why":
 and Llama 3's ``tokenizer.model`` are different formats).
 
 Loading a SentencePiece model goes through ``load_sentencepiece`` to the reader of
-tokenizer.json dicts (``formats.tokenizer_json_artifact``); here that reader is replaced
-by a recorder, so what reaches it is checked whatever it does with it.
+tokenizer.json dicts (``tokenizer_json.tokenizer_json_artifact``).
 """
 
 from __future__ import annotations
 
 import base64
 import gzip
-import hashlib
 import io
 import json
 import pickle
@@ -24,7 +22,6 @@ from shared_files import shared_file
 
 import tokserve
 from tokserve import formats
-from tokserve.artifact import Artifact
 from tokserve.file_kinds import READABLE, refusal, sniff, sniff_bytes
 from tokserve.sentencepiece_json import sentencepiece_tokenizer_json
 
@@ -130,34 +127,20 @@ def test_a_tokenizer_json_without_the_suffix_loads_by_content(tmp_path):
     assert tokserve.load(path).encode("hi") == [ord("h"), ord("i")]
 
 
-def test_a_sentencepiece_model_reaches_the_tokenizer_json_reader(tmp_path, monkeypatch):
-    seen = {}
-
-    def reader(spec: dict, data_hash: str, name: str, config: dict) -> Artifact:
-        seen.update(spec=spec, data_hash=data_hash, name=name, config=config)
-        return Artifact(name=name, format="hf_tokenizer_json", reference="tokenizers",
-                        tokens=None, merges=None, whole_piece_lookup=False, added_tokens=(),
-                        normalizer=spec["normalizer"], pre_tokenizer={}, post_processor=None,
-                        bos_token=config["bos_token"], eos_token=config["eos_token"],
-                        pad_token=None, add_bos_token=config["add_bos_token"],
-                        add_eos_token=False, hash="sha256:" + data_hash)
-
-    monkeypatch.setattr(formats, "tokenizer_json_artifact", reader, raising=False)
+def test_a_sentencepiece_model_loads_as_the_tokenizer_json_it_converts_to(tmp_path):
     path = tmp_path / "m" / "tokenizer.model"
     path.parent.mkdir()
     path.write_bytes(train(model_type="unigram", control_symbols=["<ctl>"]))
     art = formats.load_artifact(path)
-    assert art.format == "sentencepiece" and art.name == "m"
-    assert seen["spec"] == sentencepiece_tokenizer_json(path)
-    assert seen["data_hash"] == hashlib.sha256(path.read_bytes()).hexdigest()
-    assert seen["config"] == {"bos_token": "<s>", "eos_token": "</s>", "pad_token": None,
-                              "unk_token": "<unk>", "add_bos_token": True,
-                              "add_eos_token": False}
-    formats.load_sentencepiece(path, name="x", config={"add_bos_token": False,
-                                                       "add_eos_token": True})
-    assert seen["spec"]["post_processor"]["single"][-1] == {
-        "SpecialToken": {"id": "</s>", "type_id": 0}}
-    assert seen["name"] == "x" and seen["config"]["add_eos_token"] is True
+    assert art.format == "sentencepiece" and art.name == "m" and art.is_pieces
+    assert (art.bos_token, art.eos_token) == ("<s>", "</s>")
+    spec = sentencepiece_tokenizer_json(path)
+    assert art.normalizer == spec["normalizer"]
+    assert art.post_processor == spec["post_processor"]  # BOS added, as sentencepiece's default
+    other = formats.load_sentencepiece(path, name="x", config={"add_bos_token": False,
+                                                              "add_eos_token": True})
+    assert other.post_processor["single"][-1] == {"SpecialToken": {"id": "</s>", "type_id": 0}}
+    assert other.name == "x" and other.hash != art.hash
 
 
 def test_the_readable_kinds_are_listed_in_every_refusal():

@@ -3,10 +3,9 @@
 The file is copied unchanged into a version whose manifest says ``"format":
 "sentencepiece"`` with the model's BOS/EOS; what cannot be exact is refused before
 anything is written; a file that is no tokenizer is named. The version loads through
-``formats.load_sentencepiece``, which hands the converted dict to the reader of
-tokenizer.json dicts (``formats.tokenizer_json_artifact``): until the engine has it, the
-manifest cases stand a small byte-level artifact in for it, and the cases that need the
-real ids (against ``sentencepiece``, on the shared Llama 2 and Mistral files) skip.
+``load_sentencepiece``, which hands the converted dict to the reader of tokenizer.json
+dicts (``tokenizer_json.tokenizer_json_artifact``); its ids are checked against
+``sentencepiece`` on the shared Llama 2 and Mistral files.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ import hashlib
 import json
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -23,39 +21,9 @@ from sentencepiece_inputs import texts, train
 from shared_files import shared_file
 
 import tokserve
-from tokserve import formats
 from tokserve.authoring import importers
 
 REPO = Path(__file__).resolve().parents[3]
-HAS_READER = hasattr(formats, "tokenizer_json_artifact")
-needs_reader = pytest.mark.skipif(not HAS_READER, reason=(
-    "needs formats.tokenizer_json_artifact, the engine's reader of tokenizer.json dicts "
-    "for piece tokenizers (issue 30)"))
-
-
-@pytest.fixture
-def stand_in_reader(tmp_path, monkeypatch):
-    """A byte-level artifact in place of the piece tokenizer, carrying the name, hash and
-    BOS/EOS literals ``load_sentencepiece`` passes (enough for the manifest)."""
-    if HAS_READER:
-        return
-    from tokserve.decoders.byte_level import bytes_to_unicode
-
-    table = bytes_to_unicode()
-    tiny = tmp_path / "tiny.json"
-    tiny.write_text(json.dumps({
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False},
-        "decoder": {"type": "ByteLevel"}, "added_tokens": [],
-        "model": {"type": "BPE", "vocab": {table[b]: b for b in range(256)}, "merges": []}}))
-
-    def reader(spec, data_hash, name, config):
-        art = formats.load_tokenizer_json(tiny, name=name)
-        return replace(art, hash="sha256:" + data_hash, bos_token=config["bos_token"],
-                       eos_token=config["eos_token"])
-
-    monkeypatch.setattr(formats, "tokenizer_json_artifact", reader, raising=False)
-
-
 @pytest.fixture
 def model(tmp_path) -> Path:
     path = tmp_path / "src" / "tokenizer.model"
@@ -68,7 +36,7 @@ def _tree(path: Path) -> list[str]:
     return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
 
 
-def test_import_copies_the_model_and_records_its_specials(tmp_path, model, stand_in_reader):
+def test_import_copies_the_model_and_records_its_specials(tmp_path, model):
     manifest = importers.import_any(model, tmp_path / "out", "sp", "1", license="test")
     version = tmp_path / "out" / "sp" / "1"
     assert (version / "tokenizer.model").read_bytes() == model.read_bytes()
@@ -125,7 +93,6 @@ def test_a_directory_with_only_a_sentencepiece_model_points_at_the_file(tmp_path
 # ---------------------------------------------------------------- with the engine's reader
 
 
-@needs_reader
 @pytest.mark.parametrize("name", ["llama2", "mistral-v0.1", "mistral-v0.3"])
 def test_imported_shared_models_give_sentencepieces_ids(tmp_path, name):
     spm = pytest.importorskip("sentencepiece")
@@ -142,7 +109,6 @@ def test_imported_shared_models_give_sentencepieces_ids(tmp_path, name):
     assert tok.hash == direct.hash == tok.manifest["tokenizer_hash"]
 
 
-@needs_reader
 def test_cli_import_of_a_tokenizer_model(tmp_path, model):
     out = subprocess.run([sys.executable, "-m", "tokserve.service", "artifact", "import",
                           str(model), "--name", "sp", "--version", "1", "--out", str(tmp_path)],
