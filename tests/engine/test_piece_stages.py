@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from tokenizers import Regex
 from tokenizers import decoders as D
 from tokenizers import normalizers as N
 from tokenizers import pre_tokenizers as P
@@ -43,6 +44,15 @@ NORMALIZERS = [
     ({"type": "Sequence", "normalizers": [{"type": "NFKC"}, {"type": "Lowercase"}]},
      N.Sequence([N.NFKC(), N.Lowercase()])),
     ({"type": "NFD"}, N.NFD()),
+    # what a SentencePiece model's remove_extra_whitespaces converts to
+    ({"type": "Sequence", "normalizers": [
+        {"type": "Replace", "pattern": {"Regex": r"\A +"}, "content": ""},
+        {"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "},
+        {"type": "Replace", "pattern": {"Regex": r"[ ▁]+\z"}, "content": ""}]},
+     N.Sequence([N.Replace(Regex(r"\A +"), ""), N.Replace(Regex(" {2,}"), " "),
+                 N.Replace(Regex(r"[ ▁]+\z"), "")])),
+    ({"type": "Replace", "pattern": {"Regex": "^a|b$"}, "content": "<>"},
+     N.Replace(Regex("^a|b$"), "<>")),
     ({"type": "NFC"}, N.NFC()),
     ({"type": "Strip", "strip_left": True, "strip_right": False}, N.Strip(True, False)),
     ({"type": "Strip", "strip_left": True, "strip_right": True}, N.Strip(True, True)),
@@ -76,9 +86,11 @@ PRE_TOKENIZERS = [
                                              "add_prefix_space": True}]},
      P.Sequence([P.WhitespaceSplit(), P.Metaspace(replacement="▁")])),
 ] + [
-    ({"type": "Split", "pattern": {"String": pattern}, "behavior": behavior, "invert": invert},
-     P.Split(pattern, behavior.lower().replace("mergedwith", "merged_with_"), invert=invert))
-    for pattern in (" ", "--")
+    ({"type": "Split", "pattern": {kind: pattern}, "behavior": behavior, "invert": invert},
+     P.Split(pattern if kind == "String" else Regex(pattern),
+             behavior.lower().replace("mergedwith", "merged_with_"), invert=invert))
+    for kind, pattern in (("String", " "), ("String", "--"), ("Regex", "<s>|</s>|▁+"),
+                          ("Regex", r"\s+|\p{L}"))
     for behavior in ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext",
                      "Contiguous")
     for invert in (False, True)
@@ -150,8 +162,8 @@ def test_a_byte_run_is_held_until_it_ends():
     (PieceNormalizer, {"type": "Sequence", "normalizers": [{"type": "NFC"},
                                                            {"type": "BertNormalizer"}]},
      "normalizer.normalizers[1]: normalizer 'BertNormalizer'"),
-    (PieceNormalizer, {"type": "Replace", "pattern": {"Regex": " +"}, "content": "▁"},
-     "normalizer: Replace with a regex pattern"),
+    (PieceNormalizer, {"type": "Replace", "pattern": {"Regex": " +\\Z"}, "content": ""},
+     "normalizer: a regex with \\Z"),
     (PiecePreTokenizer, {"type": "Sequence", "pretokenizers": [{"type": "Punctuation"}]},
      "pre_tokenizer.pretokenizers[0]: pre_tokenizer 'Punctuation'"),
     (PieceDecoder, {"type": "Sequence", "decoders": [{"type": "WordPiece"}]},
