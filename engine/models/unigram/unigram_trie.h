@@ -58,9 +58,9 @@ public:
     /* keys: (piece bytes, id). False when the array would pass 2^31 cells. */
     bool build(std::vector<std::pair<std::string, int32_t>> keys) {
         /* sort by bytes, keeping the later of equal pieces (stable, then last of a run) */
+        typedef std::pair<std::string, int32_t> Key;
         std::stable_sort(keys.begin(), keys.end(),
-                         [](const std::pair<std::string, int32_t> &a,
-                            const std::pair<std::string, int32_t> &b) { return a.first < b.first; });
+                         [](const Key &a, const Key &b) { return a.first < b.first; });
         std::vector<std::pair<std::string, int32_t>> unique;
         unique.reserve(keys.size());
         for (size_t i = 0; i < keys.size(); i++) {

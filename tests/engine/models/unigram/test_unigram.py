@@ -83,11 +83,11 @@ def test_batch_on_threads_cold_and_warm(expected):
     assert model.encode_many(words, num_threads=2) == want  # cold: misses on two threads
     assert model.cache_misses > 0
     assert model.encode_many(words, num_threads=2) == want  # warm: hits
-    assert model.cache_hits >= len(set(w for w in words if len(w) <= 255))
+    assert model.cache_hits >= len({w for w in words if len(w) <= 255})
     texts = [(b"".join(words[i:i + 9]),
               list(itertools.accumulate(len(w) for w in words[i:i + 9])))
              for i in range(0, len(words), 9)]
-    flat = [sum(want[i:i + 9], []) for i in range(0, len(words), 9)]
+    flat = [[t for ids in want[i:i + 9] for t in ids] for i in range(0, len(words), 9)]
     assert model.encode_many(texts, num_threads=2) == flat
     assert model.count_many(texts, num_threads=2) == [len(f) for f in flat]
     model.clear_cache()

@@ -19,8 +19,9 @@ from tokserve.models.unigram._unigram import UnigramModel
 
 spm = pytest.importorskip("sentencepiece")
 
-WORDS = ("the quick brown fox jumps over the lazy dog hello world token model unigram "
-         "piece score byte fallback café naïve über straße hello again tokens scored").split()
+WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "the", "lazy", "dog", "hello", "world",
+         "token", "model", "unigram", "piece", "score", "byte", "fallback", "café", "naïve",
+         "über", "straße", "hello", "again", "tokens", "scored"]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ pieces missing, and a model with no unk id (both must fail on the same words).
 
 from __future__ import annotations
 
+import functools
 import random
 
 import pytest
@@ -24,6 +25,11 @@ def _reference(vocab, unk_id, byte_fallback):
     from tokenizers.models import Unigram
 
     return Unigram(vocab, unk_id, byte_fallback)
+
+
+def _reference_tokens(ref, word: str) -> tuple[list[int], list[int]]:
+    tokens = ref.tokenize(word)
+    return [t.id for t in tokens], [o for t in tokens for o in t.offsets]
 
 
 def _outcome(encode, word):
@@ -58,9 +64,8 @@ def test_random_vocabularies_equal_tokenizers():
         ref = _reference(vocab, unk_id, byte_fallback)
         for _ in range(20):
             word = "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 12)))
-            want = _outcome(lambda w: ([t.id for t in ref.tokenize(w)],
-                                       [o for t in ref.tokenize(w) for o in t.offsets]), word)
-            got = _outcome(lambda w: ours.encode_with_spans(w.encode()), word)
+            want = _outcome(functools.partial(_reference_tokens, ref), word)
+            got = _outcome(lambda w, model=ours: model.encode_with_spans(w.encode()), word)
             assert got == want, (vocab, unk_id, byte_fallback, word)
             compared += 1
             failures += want == "missing unk"
