@@ -3,6 +3,8 @@
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+def json_score(value: object) -> float: ...
+
 class UnigramModel:
     """One Unigram vocabulary: ``(piece, score)`` per id, its trie and its word cache."""
 

@@ -32,7 +32,6 @@ from ..._native.native cimport pf_run
 from .unigram_core cimport UG_BAD_ENDS, UG_MISSING_UNK, UG_TOO_LONG, UnigramCore
 
 from ...errors import ArtifactError
-from .scores import json_score
 
 cdef enum:
     _KEEP_GIL_BELOW = 2048
@@ -41,6 +40,57 @@ cdef enum:
 cdef extern from "Python.h":
     void _incref "Py_INCREF"(PyObject *o)
     void _list_set "PyList_SET_ITEM"(object list, Py_ssize_t i, PyObject *o)
+    char *PyOS_double_to_string(double val, char format_code, int precision, int flags,
+                                int *type) except NULL
+    void PyMem_Free(void *p)
+    int _DTSF_ADD_DOT_0 "Py_DTSF_ADD_DOT_0"
+    const char *PyUnicode_AsUTF8AndSize(object text, Py_ssize_t *size) except NULL
+
+
+cdef extern from "unigram_scores.h" nogil:
+    int UG_NUM_OK
+    int ug_json_f64(const char *s, size_t n, double *out)
+
+
+cdef double _json_score(object value) except? -1.0:
+    # A score as tokenizers holds it: value is the number's JSON text (str) or what
+    # Python's json made of it. A float's shortest repr is its file text whenever the
+    # file was written with shortest round-trip digits (serde_json's ryu, Python's json:
+    # every tokenizer.json tokenizers or transformers saved); the text is what counts.
+    cdef char *text
+    cdef const char *raw
+    cdef Py_ssize_t size
+    cdef double result = 0.0
+    cdef int rc
+    if type(value) is float:
+        # repr's text exactly ("1234.0", not "1234": a trailing digit changes serde's
+        # significand, and so its rounding)
+        text = PyOS_double_to_string(<double>value, b'r', 0, _DTSF_ADD_DOT_0, NULL)
+        try:
+            rc = ug_json_f64(text, len(text), &result)
+        finally:
+            PyMem_Free(text)
+    elif type(value) is int:
+        return float(value)  # serde: u64/i64 as f64, the same rounding
+    elif type(value) is str:
+        raw = PyUnicode_AsUTF8AndSize(value, &size)
+        rc = ug_json_f64(raw, size, &result)
+    else:
+        raise ArtifactError(f"a Unigram score is not a number: {value!r}")
+    if rc != UG_NUM_OK:
+        raise ArtifactError(f"a Unigram score is not a JSON number in f64's range: {value!r}")
+    return result
+
+
+def json_score(value):
+    """A vocab score as tokenizers reads it from tokenizer.json: ``value`` is the
+    number's JSON text (``json.loads(..., parse_float=str)``) or what ``json`` made of it
+    (int, float). serde_json's rounding (unigram_scores.h says why it matters).
+
+    Raises:
+        ArtifactError: not a number (bool, None, text that is not a JSON number, NaN).
+    """
+    return _json_score(value)
 
 
 cdef struct BatchJobs:
@@ -142,7 +192,7 @@ cdef class UnigramModel:
     def from_json_dict(cls, model, **options):
         """From a tokenizer.json ``"model"`` object: ``vocab``, ``unk_id``,
         ``byte_fallback``; ``type`` may be absent (T5's early format). Scores are read as
-        tokenizers reads them (scores.py: serde_json's rounding; a score may be the
+        tokenizers reads them (``json_score``: serde_json's rounding; a score may be the
         number's JSON text). ``options`` go to the constructor (``cache_capacity``)."""
         if not isinstance(model, dict):
             raise ArtifactError("the Unigram model is not a JSON object")
@@ -157,7 +207,7 @@ cdef class UnigramModel:
             if not isinstance(entry, (list, tuple)) or len(entry) != 2:
                 raise ArtifactError(f"Unigram vocab entry {i} is not [piece, score]: "
                                     f"{entry!r}", index=i)
-            scored.append((entry[0], json_score(entry[1])))
+            scored.append((entry[0], _json_score(entry[1])))
         byte_fallback = model.get("byte_fallback", False)
         if byte_fallback is None:
             byte_fallback = False

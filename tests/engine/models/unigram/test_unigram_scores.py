@@ -2,8 +2,10 @@
 
 tokenizers' ``model.save`` writes the doubles it holds with shortest round-trip digits,
 so reading that file back with Python's (correctly rounded) ``json`` recovers them
-exactly; they must equal ``json_score`` of the original file's numbers, all 32,100 of
-T5's (about a quarter differ from Python's own reading of the same text).
+exactly; they must equal ``json_score`` (native, unigram_scores.h) of the original file's
+numbers, all 32,100 of T5's (about a quarter differ from Python's own reading of the
+same text). The plain-Python copy of the algorithm (_scores_reference.py) is the oracle
+for everything else.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ import json
 
 import pytest
 
+import random
+
 from tokserve.errors import ArtifactError
-from tokserve.models.unigram.scores import json_score, serde_json_f64
+from tokserve.models.unigram._scores_reference import serde_json_f64
+from tokserve.models.unigram._unigram import json_score
 
 from unigram_inputs import t5_file, t5_reference
 
@@ -41,8 +46,28 @@ def test_t5_scores_are_the_doubles_tokenizers_holds(tmp_path):
     ("18446744073709551616.5", 1.8446744073709552e19),
 ])
 def test_serde_json_f64_values(text, value):
-    assert serde_json_f64(text) == value
-    assert str(serde_json_f64(text)) == str(value)  # the sign of zero too
+    for parse in (serde_json_f64, json_score):
+        assert parse(text) == value
+        assert str(parse(text)) == str(value)  # the sign of zero too
+
+
+def test_native_equals_the_reference_on_random_numbers():
+    rng = random.Random(8)
+    for _ in range(20000):
+        digits = "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 30)))
+        text = rng.choice(["", "-"]) + (digits.lstrip("0") or "0")
+        if rng.random() < 0.8:
+            text += "." + "".join(rng.choice("0123456789") for _ in range(rng.randint(1, 30)))
+        if rng.random() < 0.4:
+            text += rng.choice("eE") + rng.choice(["", "+", "-"]) + str(rng.randint(0, 400))
+        try:
+            want = serde_json_f64(text)
+        except ValueError:
+            with pytest.raises(ArtifactError):
+                json_score(text)
+            continue
+        assert str(json_score(text)) == str(want), text
+        assert json_score(float(text)) == serde_json_f64(repr(float(text))), text
 
 
 def test_serde_rounding_differs_from_correct_rounding():
@@ -52,10 +77,12 @@ def test_serde_rounding_differs_from_correct_rounding():
 
 
 @pytest.mark.parametrize("text", ["", "-", "01", "1.", ".5", "1e", "1e+", "+1", "1.5x",
-                                  "nan", "inf", "1e400", "-1e99999999999"])
+                                  "nan", "inf", "1e400", "-1e99999999999", " 1", "1 "])
 def test_serde_json_f64_rejects(text):
     with pytest.raises(ValueError):
         serde_json_f64(text)
+    with pytest.raises(ArtifactError):
+        json_score(text)
 
 
 @pytest.mark.parametrize("value", [True, None, "x", [1.0], float("nan")])

@@ -1,30 +1,23 @@
-"""Piece scores as tokenizers reads them from tokenizer.json: serde_json's number parser.
+"""serde_json's f64 parsing in plain Python: the tests' oracle for unigram_scores.h.
 
-Why this exists: Viterbi compares sums of scores, and near-ties are common (seven
-hyphens are "-" + "---" + "---" or "---" + "---" + "-", whose sums differ in the last
-bit depending on the order and on the scores' last bits). tokenizers reads the scores
-with serde_json's default parser, which is NOT correctly rounded: it accumulates up to
-19 significant digits in a u64, converts that to f64 (rounding once) and multiplies or
-divides by a power of ten (rounding again). On T5's file a quarter of the 32,100 scores
-come out one unit in the last place away from Python's (correctly rounded) ``float``,
-and the ids of "▁-------" differ. ``serde_json_f64`` repeats serde_json's arithmetic
-step by step (serde_json 1.x, ``de.rs``: ``parse_integer``, ``parse_long_integer``,
-``parse_decimal``, ``parse_decimal_overflow``, ``parse_exponent``, ``f64_from_parts``,
-without the ``float_roundtrip`` feature, which tokenizers does not enable).
-
-The number's text is needed, not its value: ``json_score`` takes the text when the
-caller kept it (``json.loads(..., parse_float=str)``), else the ``repr`` of Python's
-float, which is the file's own text whenever the file was written with shortest
-round-trip digits (serde_json's ``ryu``, Python's ``json``: every tokenizer.json that
-tokenizers or transformers saved). tests/engine/models/unigram/test_scores.py checks
-every score of T5's file against the values tokenizers itself holds.
+tokenizers reads Unigram piece scores with serde_json's default number parser, which is
+not correctly rounded: it accumulates up to 19-20 significant digits in a u64, converts
+that to f64 (rounding once) and multiplies or divides by a power of ten (rounding again).
+On T5's file a quarter of the 32,100 scores come out one unit in the last place away
+from Python's (correctly rounded) ``float``, and Viterbi's near-ties (seven hyphens:
+"-" + "---" + "---" or "---" + "---" + "-") follow those bits. The model reads scores
+with the native copy of this algorithm (``json_score`` in _unigram.pyx,
+unigram_scores.h); tests/engine/models/unigram/test_unigram_scores.py compares the two
+on random numbers and checks the native one against the doubles tokenizers holds.
+The steps are serde_json 1.x ``de.rs``: ``parse_integer``, ``parse_long_integer``,
+``parse_decimal``, ``parse_decimal_overflow``, ``parse_exponent``, ``f64_from_parts``
+(without the ``float_roundtrip`` feature, which tokenizers does not enable).
 """
 
 from __future__ import annotations
 
 import re
 
-from ...errors import ArtifactError
 
 _U64_MAX = (1 << 64) - 1
 _POW10 = tuple(float(f"1e{k}") for k in range(309))  # Rust's f64 literals 1e0..1e308
@@ -105,37 +98,3 @@ def serde_json_f64(text: str) -> float:
             raise ValueError("number out of range")
         exponent += value
     return _from_parts(positive, significand, exponent)
-
-
-def _float_score(value: float) -> float:
-    # serde_json_f64(repr(value)), quicker for the usual "-d.ddd" text (a vocabulary
-    # has up to hundreds of thousands of scores): repr has at most 17 digits, so they
-    # all fit the u64 and one division by an exact power of ten follows.
-    text = repr(value)
-    integer, dot, fraction = text.partition(".")
-    if not dot or "e" in fraction or len(fraction) > 22:
-        return serde_json_f64(text)
-    significand = int(integer + fraction)
-    result = abs(significand) / _POW10[len(fraction)]
-    return -result if text.startswith("-") else result
-
-
-def json_score(value: object) -> float:
-    """A vocab score as tokenizers holds it: ``value`` is the number's JSON text (str),
-    or what ``json`` made of it (int, float).
-
-    Raises:
-        ArtifactError: not a number.
-    """
-    if isinstance(value, bool):
-        raise ArtifactError(f"a Unigram score is not a number: {value!r}")
-    if isinstance(value, int):
-        return float(value)  # serde: u64/i64 as f64
-    try:
-        if isinstance(value, float):
-            return _float_score(value)
-        if isinstance(value, str):
-            return serde_json_f64(value)
-    except ValueError as exc:
-        raise ArtifactError(f"a Unigram score is not a JSON number: {value!r}") from exc
-    raise ArtifactError(f"a Unigram score is not a number: {value!r}")
