@@ -48,7 +48,7 @@ cdef enum:
     _KEEP_GIL_BELOW = 4096
 
 
-def grapheme_ends(str text):
+def grapheme_ends(str text not None):
     """The end (a character index) of each extended grapheme cluster of ``text``, as
     the normalizer cuts them; for tests and diagnostics."""
     cdef Py_ssize_t n
@@ -70,7 +70,7 @@ cdef class CharsmapNormalizer:
     cdef PcNormalizer core
     cdef readonly bytes charsmap
 
-    def __init__(self, bytes charsmap):
+    def __init__(self, bytes charsmap not None):
         """Raises ValueError when the bytes cannot be a charsmap (too short, or a trie
         size that is zero, not a multiple of 4, or past the end)."""
         rc = self.core.load(<const unsigned char *>PyBytes_AS_STRING(charsmap),
@@ -99,7 +99,7 @@ cdef class CharsmapNormalizer:
                 modified = self.core.normalize(s, n, out, changes)
         return modified
 
-    def normalize(self, str text):
+    def normalize(self, str text not None):
         """``text`` normalized; ``text`` itself when nothing changes."""
         cdef string out
         if not self._run(text, &out, NULL):
@@ -113,7 +113,7 @@ cdef class CharsmapNormalizer:
         pc_sources(changes, len(text), sources)
         return PyUnicode_DecodeUTF8(out.data(), out.size(), NULL) if modified else None
 
-    def normalize_sources(self, str text):
+    def normalize_sources(self, str text not None):
         """``(normalized, sources)``: ``sources`` (an ``array('i')``) gives, per character
         of ``normalized``, the index of the character of ``text`` that tokenizers aligns
         it with, -1 for a character inserted at the very start (tokenizers' (0, 0));
@@ -129,7 +129,7 @@ cdef class CharsmapNormalizer:
             memcpy(result.data.as_ints, sources.data(), sources.size() * sizeof(int32_t))
         return normalized, result
 
-    def normalize_aligned(self, str text):
+    def normalize_aligned(self, str text not None):
         """``(normalized, spans)``: per character of ``normalized``, the ``(start, end)``
         character span of ``text`` that tokenizers aligns it with: one character, or
         (0, 0) for a character inserted at the very start."""

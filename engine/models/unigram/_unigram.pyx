@@ -272,6 +272,9 @@ cdef class UnigramModel:
         return _raise_for(rc)
 
     cdef vector[vector[int32_t]] _encode_many(self, list segments, int num_threads) except *:
+        # a private copy holds every segment (and its bytes) while the GIL is released,
+        # whatever the caller does to its list meanwhile
+        segments = list(segments)
         cdef size_t n = len(segments), i
         cdef vector[const unsigned char *] data
         cdef vector[Py_ssize_t] size
@@ -324,7 +327,7 @@ cdef class UnigramModel:
 
     # ------------------------------------------------------------------ Python API
 
-    def encode(self, bytes data, ends=None):
+    def encode(self, bytes data not None, ends=None):
         """The ids of one pre-tokenized, normalized word (its UTF-8), or with ``ends``
         (its words' exclusive byte ends, ascending, the last ``len(data)``) of each word
         of ``data`` in turn, as one list."""
@@ -332,13 +335,13 @@ cdef class UnigramModel:
         self._encode(data, ends, &ids, NULL)
         return self._ids_list(ids)
 
-    def count(self, bytes data, ends=None):
+    def count(self, bytes data not None, ends=None):
         """``len(encode(data, ends))`` without building the list."""
         cdef vector[int32_t] ids
         self._encode(data, ends, &ids, NULL)
         return ids.size()
 
-    def encode_with_spans(self, bytes data, ends=None):
+    def encode_with_spans(self, bytes data not None, ends=None):
         """Ids and a flat ``[start0, end0, start1, end1, ...]`` of byte spans in ``data``:
         tokenizers' ``model.tokenize`` offsets of each word, moved by the word's start
         (a ``<0xNN>`` token spans its whole unknown run, as there)."""
@@ -349,8 +352,7 @@ cdef class UnigramModel:
 
     def encode_many(self, list segments, int num_threads=1):
         """``[encode(s) for s in segments]`` (a segment: bytes, or ``(bytes, ends)``)
-        with the GIL released once, on up to ``num_threads`` threads. ``segments`` must
-        stay alive (it holds the bytes)."""
+        with the GIL released once, on up to ``num_threads`` threads."""
         cdef vector[vector[int32_t]] out = self._encode_many(segments, num_threads)
         cdef size_t i
         cdef list result = PyList_New(out.size())

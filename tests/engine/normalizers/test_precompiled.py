@@ -137,3 +137,15 @@ def test_damaged_trie_never_reads_outside_the_blob():
     for text in crafted_texts(500, seed=4):
         damaged.normalize(text)
         damaged.normalize_aligned(text)
+
+
+def test_arguments_are_checked(t5):
+    from tokserve.normalizers._precompiled import CharsmapNormalizer, grapheme_ends
+
+    for call in (lambda: t5.normalize(None), lambda: t5.normalize_aligned(b"x"),
+                 lambda: t5.normalize_sources(None), lambda: grapheme_ends(None),
+                 lambda: CharsmapNormalizer(None)):
+        with pytest.raises(TypeError):
+            call()
+    with pytest.raises(UnicodeEncodeError):
+        t5.normalize("\ud800")  # a lone surrogate has no UTF-8 (the engine repairs first)

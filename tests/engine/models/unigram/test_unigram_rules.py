@@ -152,3 +152,12 @@ def test_long_words_equal_tokenizers():
         tokens = ref.tokenize(word)
         assert ours.encode_with_spans(word.encode()) == (
             [t.id for t in tokens], [o for t in tokens for o in t.offsets])
+
+
+def test_arguments_are_checked():
+    ours = UnigramModel([("<unk>", 0.0), ("a", -1.0)], 0)
+    for call in (lambda: ours.encode(None), lambda: ours.count("a"),
+                 lambda: ours.encode_with_spans(None), lambda: ours.encode_many(["a"]),
+                 lambda: ours.encode_many([(None, [1])])):
+        with pytest.raises(TypeError):
+            call()
