@@ -32,6 +32,7 @@ def test_words_cover_the_unknown_rules(expected):
     # the test set reaches what it is meant to: <unk> (fused runs), long words
     assert len(expected) >= 500
     assert sum(2 in ids for ids, _ in expected.values()) >= 50
+    assert sum(2 not in ids and len(ids) > 1 for ids, _ in expected.values()) >= 2000
     assert any(len(word.encode()) > 1000 for word in expected)
     assert any(ids.count(2) == 1 and len(ids) == 1 and len(word) > 3
                for word, (ids, _) in expected.items())

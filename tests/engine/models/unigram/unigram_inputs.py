@@ -3,7 +3,8 @@
 The words are what the model sees in the T5 pipeline: tokenizers' own normalizer and
 pre-tokenizer (Precompiled, WhitespaceSplit, Metaspace) applied to texts from the
 differential corpus's hand-aimed families (every script, emoji, normalization, long
-words, random Unicode), plus hand-made words that reach the unknown-character rules.
+words, random Unicode, and markdown, contractions, digits and code for ordinary words),
+plus hand-made words that reach the unknown-character rules.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ import functools
 import json
 import random
 
-from corpus.builders import emoji_cases, long_word_cases, normalization_cases, random_unicode_cases
+from corpus.builders import (code_cases, contraction_cases, digit_cases, emoji_cases,
+                             long_word_cases, markdown_cases, normalization_cases,
+                             random_unicode_cases)
 from corpus.scripts import script_cases
 from shared_files import shared_file
 
@@ -54,6 +57,9 @@ def t5_words() -> tuple[str, ...]:
     texts += [text for _, text in normalization_cases(rng)]
     texts += [text for _, text in random_unicode_cases(rng, count=60)]
     texts += [text[:3000] for _, text in long_word_cases(rng)]
+    texts += [text for _, text in markdown_cases(rng)]  # ordinary words: most are known
+    texts += [text for _, text in contraction_cases(rng) + digit_cases(rng)]
+    texts += [text for _, text in code_cases(rng, max_bytes=60_000)]
     seen = dict.fromkeys(CRAFTED)
     for text in texts:
         normalized = ref.normalizer.normalize_str(text)
