@@ -169,9 +169,11 @@ class PrecompiledStep(Step):
         return self.map.normalize(text)
 
     def apply_aligned(self, at: AlignedText) -> None:
-        changes, removed_first = self.map.transformations(at.text)
-        if changes is not None:
-            at.transform(changes, removed_first)
+        out, sources = self.map.normalize_sources(at.text)
+        if sources is not None:  # per new character, the old one it aligns with (-1: none)
+            old = at.align
+            at.text = out
+            at.align = [old[i] if i >= 0 else (0, 0) for i in sources]
 
 
 class PieceNormalizer:
