@@ -1,0 +1,49 @@
+"""Typing stub for the compiled piece BPE model (_piece_bpe.pyx)."""
+
+from os import PathLike
+
+class PieceBpeModel:
+    """One vocabulary's piece BPE tables and merging (read-only, shared by threads)."""
+
+    unk_token: str | None
+
+    def __init__(
+        self,
+        vocab: dict[str, int],
+        merges: list[str] | list[list[str]],
+        *,
+        unk_token: str | None = None,
+        byte_fallback: bool | None = False,
+        fuse_unk: bool | None = False,
+        ignore_merges: bool | None = False,
+        dropout: float | None = None,
+        continuing_subword_prefix: str | None = None,
+        end_of_word_suffix: str | None = None,
+        cache_capacity: int = 65536,
+        chunking: bool = True,
+        short_merge_limit: int = 64,
+        path: str | PathLike[str] | None = None,
+    ) -> None: ...
+    def encode(self, data: bytes) -> list[int]: ...
+    def count(self, data: bytes) -> int: ...
+    def encode_with_spans(self, data: bytes) -> tuple[list[int], list[int]]: ...
+    def encode_many(self, segments: list[bytes], threads: int = 1) -> list[list[int]]: ...
+    def clear_cache(self) -> None: ...
+    def id_to_piece(self, id: int) -> str | None: ...
+    def piece_to_id(self, piece: str) -> int | None: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def merge_count(self) -> int: ...
+    @property
+    def chunking(self) -> bool: ...
+    @property
+    def cache_hits(self) -> int: ...
+    @property
+    def cache_misses(self) -> int: ...
+
+def from_model(
+    model: dict[str, object], path: str | PathLike[str] | None = None, **options: object
+) -> PieceBpeModel: ...
