@@ -25,6 +25,8 @@
 #include <mutex>
 #include <vector>
 
+#include "piece_bpe_vocab.h"
+
 namespace piece_bpe {
 
 class ChunkCache {
@@ -49,7 +51,7 @@ public:
         for (Shard &s : shards_) {
             /* calloc: zero is empty, and pages never written cost no memory */
             s.slots = (Slot *)calloc(slots, sizeof(Slot));
-            s.arena_size = per_shard_ * BYTES_PER_ENTRY + MAX_KEY + 4 * MAX_IDS;
+            s.arena_size = per_shard_ * BYTES_PER_ENTRY + MAX_KEY + 4 * MAX_IDS + 4;
             s.arena = (unsigned char *)calloc(s.arena_size, 1);
             if (!s.slots || !s.arena) {
                 free(s.slots);
@@ -72,33 +74,37 @@ public:
         if (!s.n_slots) return false;
         uint64_t seq = s.seq.load(std::memory_order_acquire);
         if (seq & 1) return false;
-        size_t before = out->size();
-        bool found = false;
-        size_t mask = s.n_slots - 1;
-        for (size_t i = h & mask, probes = 0; probes < s.n_slots; i = (i + 1) & mask, probes++) {
+        size_t mask = s.n_slots - 1, before = out->size();
+        for (size_t i = h & mask;; i = (i + 1) & mask) {  /* at most half full: ends */
             uint64_t key = s.slots[i].hash.load(std::memory_order_relaxed);
-            if (key == 0) break;
+            if (key == 0) return false;
             if (key != h) continue;
             uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
             size_t off = (size_t)(meta >> 32), len = (meta >> 16) & 0xFFFF, count = meta & 0xFFFF;
-            if (len != n || count > MAX_IDS || off + n + 4 * count > s.arena_size) continue;
-            if (memcmp(s.arena + off, p, n) != 0) continue;
-            out->resize(before + count);
-            memcpy(out->data() + before, s.arena + off + n, count * sizeof(int32_t));
-            found = true;
-            break;
+            if (len != n || count > MAX_IDS || off + 4 * count + n > s.arena_size) continue;
+            const unsigned char *entry = s.arena + off;
+            if (!same_bytes(entry + 4 * count, p, n)) continue;
+            const int32_t *ids = (const int32_t *)(const void *)entry;  /* 4-aligned */
+            out->insert(out->end(), ids, ids + count);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (s.seq.load(std::memory_order_relaxed) == seq) return true;
+            out->resize(before);  /* a writer overlapped: what was read may be torn */
+            return false;
         }
-        std::atomic_thread_fence(std::memory_order_acquire);
-        if (found && s.seq.load(std::memory_order_relaxed) == seq) return true;
-        out->resize(before);
-        return false;
     }
 
-    /* Remembers ids[0:count] for p[0:n] (hash h). */
+    /* Starts loading the line get(h, ...) probes first. */
+    void prefetch(uint64_t h) const {
+        const Shard &s = shards_[h >> 60];
+        if (s.n_slots) __builtin_prefetch(&s.slots[h & (s.n_slots - 1)]);
+    }
+
+    /* Remembers ids[0:count] for p[0:n] (hash h). An entry is the ids, then the key
+     * bytes, padded to 4 bytes so that every entry's ids are 4-aligned. */
     void put(uint64_t h, const unsigned char *p, size_t n, const int32_t *ids, size_t count) {
         Shard &s = shards_[h >> 60];
         if (!s.n_slots || n > MAX_KEY || count > MAX_IDS) return;
-        size_t bytes = n + count * sizeof(int32_t);
+        size_t bytes = (4 * count + n + 3) & ~(size_t)3;
         std::lock_guard<std::mutex> guard(s.lock);
         uint64_t seq = s.seq.load(std::memory_order_relaxed);
         s.seq.store(seq + 1, std::memory_order_relaxed);
@@ -111,14 +117,15 @@ public:
             uint64_t key = s.slots[i].hash.load(std::memory_order_relaxed);
             if (key == 0) break;
             uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
-            if (key == h && ((meta >> 16) & 0xFFFF) == n && memcmp(s.arena + (meta >> 32), p, n) == 0) {
+            if (key == h && ((meta >> 16) & 0xFFFF) == n &&
+                same_bytes(s.arena + (meta >> 32) + 4 * (meta & 0xFFFF), p, n)) {
                 present = true;  /* another thread put it first */
                 break;
             }
         }
         if (!present) {
-            memcpy(s.arena + s.used, p, n);
-            memcpy(s.arena + s.used + n, ids, count * sizeof(int32_t));
+            memcpy(s.arena + s.used, ids, 4 * count);
+            memcpy(s.arena + s.used + 4 * count, p, n);
             s.slots[i].meta.store(((uint64_t)s.used << 32) | ((uint64_t)n << 16) | count,
                                   std::memory_order_relaxed);
             s.slots[i].hash.store(h, std::memory_order_relaxed);

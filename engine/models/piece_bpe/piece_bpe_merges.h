@@ -30,6 +30,7 @@ public:
         while (cap * 5 < n * 8) cap <<= 1;
         slots_.assign(cap, Slot{NONE, 0});
         mask_ = cap - 1;
+        shift_ = 64 - log2_of(cap);
         merged_.clear();
         merged_.reserve(n);
         count_ = 0;
@@ -42,7 +43,7 @@ public:
         uint64_t key = ((uint64_t)left << 32) | right;
         uint64_t val = ((uint64_t)rank << 32) | new_id;
         if ((count_ + 1) * 8 > slots_.size() * 5) grow();
-        size_t i = mix64(key) & mask_;
+        size_t i = slot_of(key);
         while (slots_[i].key != NONE && slots_[i].key != key) i = (i + 1) & mask_;
         if (slots_[i].key == NONE) count_++;
         slots_[i].key = key;
@@ -52,11 +53,18 @@ public:
     /* rank << 32 | merged id of the pair (left, right), or NONE. */
     inline uint64_t find(uint32_t left, uint32_t right) const {
         uint64_t key = ((uint64_t)left << 32) | right;
-        for (size_t i = mix64(key) & mask_;; i = (i + 1) & mask_) {
+        for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
             const Slot &s = slots_[i];
             if (s.key == key) return s.val;
             if (s.key == NONE) return NONE;
         }
+    }
+
+    /* Starts loading the slot find(left, right) reads first: the merge loop asks about
+     * several pairs at once (all of a chunk's first pairs; the two new pairs after a
+     * merge), and the table of a large vocabulary is far larger than the caches. */
+    inline void prefetch(uint32_t left, uint32_t right) const {
+        __builtin_prefetch(&slots_[slot_of(((uint64_t)left << 32) | right)]);
     }
 
     /* The id merge number ``rank`` makes. */
@@ -70,22 +78,36 @@ private:
         uint64_t key, val;
     };
 
+    static unsigned log2_of(size_t cap) {
+        unsigned b = 0;
+        while (((size_t)1 << b) < cap) b++;
+        return b;
+    }
+
     void grow() {
         std::vector<Slot> old;
         old.swap(slots_);
         size_t cap = old.size() * 2;
         slots_.assign(cap, Slot{NONE, 0});
         mask_ = cap - 1;
+        shift_ = 64 - log2_of(cap);
         for (const Slot &s : old) {
             if (s.key == NONE) continue;
-            size_t i = mix64(s.key) & mask_;
+            size_t i = slot_of(s.key);
             while (slots_[i].key != NONE) i = (i + 1) & mask_;
             slots_[i] = s;
         }
     }
 
+    /* Fibonacci hashing: one multiply, the top bits (ids are dense, so the pairs'
+     * keys are too; the product's high bits depend on all of them). */
+    inline size_t slot_of(uint64_t key) const {
+        return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+    }
+
     std::vector<Slot> slots_;
     size_t mask_ = 0;
+    unsigned shift_ = 60;
     size_t count_ = 0;
     std::vector<uint32_t> merged_;  /* rank -> merged id */
 };

@@ -259,6 +259,8 @@ private:
 
     /* Does a chunk end before the "▁" at p + k (k > 0)? */
     inline bool splits_before(const unsigned char *p, size_t k) const {
+        unsigned c = p[k - 1];
+        if (c < 0x80) return (split_after_[c >> 6] >> (c & 63)) & 1;
         size_t j = utf8_char_start(p, k);
         int32_t cp;
         if (utf8_char(p + j, k - j, &cp) != k - j || cp < 0) return false;
@@ -290,22 +292,23 @@ private:
             }
             st->misses++;
         }
-        std::vector<Symbol> &s = w->symbols;
-        s.clear();
-        int rc = first_symbols(rules_, p, n, &s);
+        std::vector<Symbol> &buf = w->symbols;
+        if (buf.size() < n) buf.resize(n);  /* grows only: no per-chunk initialization */
+        Symbol *s = buf.data();
+        size_t count;
+        int rc = first_symbols(rules_, p, n, s, &count);
         if (rc != PB_OK) return rc;
-        if (s.size() <= short_max && s.size() <= SHORT_MAX && vocab.plain()) {
-            size_t len = s.size();
-            merge_short(merges, s.data(), &len);
-            s.resize(len);
-        } else {
-            merge_heap(merges, &s, &w->heap);
-        }
+        if (count <= short_max && count <= SHORT_MAX && vocab.plain())
+            merge_short(merges, s, &count);
+        else
+            merge_heap(merges, vocab.plain(), s, &count, &w->heap);
         size_t before = ids->size();
-        for (const Symbol &x : s) ids->push_back(x.id);
+        ids->resize(before + count);
+        int32_t *out = ids->data() + before;
+        for (size_t i = 0; i < count; i++) out[i] = s[i].id;
         if (lens)
-            for (const Symbol &x : s) lens->push_back(x.len);
-        if (cacheable) cache.put(h, p, n, ids->data() + before, s.size());
+            for (size_t i = 0; i < count; i++) lens->push_back(s[i].len);
+        if (cacheable) cache.put(h, p, n, ids->data() + before, count);
         return PB_OK;
     }
 };

@@ -53,11 +53,19 @@ static inline uint64_t load_head(const unsigned char *p, size_t n) {
 
 /* A hash of the bytes p[0:n]; never 0 (the chunk cache uses 0 for an empty slot). */
 static inline uint64_t hash_bytes(const unsigned char *p, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)n << 56);
+    uint64_t h = 0x9E3779B97F4A7C15ULL * (n + 1);
     size_t i = 0;
-    for (; i + 8 < n; i += 8) h = mix64(h ^ load_head(p + i, 8)) + 0x632BE59BD9B4E019ULL;
+    for (; i + 8 < n; i += 8) h = (h ^ load_head(p + i, 8)) * 0xbf58476d1ce4e5b9ULL;
     h = mix64(h ^ load_head(p + i, n - i));
     return h ? h : 1;
+}
+
+/* p[0:n] == q[0:n], inline: the keys compared are a few bytes long, and a call to
+ * memcmp for each cost more than the comparison. */
+static inline bool same_bytes(const unsigned char *p, const unsigned char *q, size_t n) {
+    for (; n > 8; p += 8, q += 8, n -= 8)
+        if (load_head(p, 8) != load_head(q, 8)) return false;
+    return load_head(p, n) == load_head(q, n);
 }
 
 /* The UTF-8 character at p (avail > 0 bytes there): returns its length and sets *cp to
@@ -183,7 +191,7 @@ public:
         uint32_t tag = tag_of(h);
         for (size_t k = h & mask_;; k = (k + 1) & mask_) {
             const Slot &s = slots_[k];
-            if (s.tag == tag && s.len == n && memcmp(arena_.data() + s.off, p, n) == 0)
+            if (s.tag == tag && s.len == n && same_bytes(arena_.data() + s.off, p, n))
                 return (int32_t)s.id;
             if (s.tag == 0) return -1;
         }

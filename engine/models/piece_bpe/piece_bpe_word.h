@@ -56,42 +56,44 @@ struct SymbolRules {
 
 enum { PB_OK = 0, PB_UNK_MISSING = 1 };
 
-/* Appends the first symbols of p[0:n] to *out; PB_UNK_MISSING when a character needs
- * an unk_token that is not a piece. */
+/* Writes the first symbols of p[0:n] to out (room for n: a symbol covers at least one
+ * byte) and their number to *count; PB_UNK_MISSING when a character needs an
+ * unk_token that is not a piece. */
 static inline int first_symbols(const SymbolRules &r, const unsigned char *p, size_t n,
-                                std::vector<Symbol> *out) {
+                                Symbol *out, size_t *count) {
     int32_t unk = -1;  /* the pending unknown symbol's id (-1: none) and its length */
     uint32_t unk_len = 0;
-    size_t i = 0;
+    size_t i = 0, k = 0;
     while (i < n) {
         int32_t cp;
-        size_t k = utf8_char(p + i, n - i, &cp);
-        int32_t id = r.vocab->find_char(p + i, k, cp);
+        size_t len = utf8_char(p + i, n - i, &cp);
+        int32_t id = r.vocab->find_char(p + i, len, cp);
         if (id >= 0) {
             if (unk >= 0) {
-                out->push_back(Symbol{unk, unk_len});
+                out[k++] = Symbol{unk, unk_len};
                 unk = -1;
             }
-            out->push_back(Symbol{id, (uint32_t)k});
+            out[k++] = Symbol{id, (uint32_t)len};
         } else {
             bool bytes = r.byte_fallback;
-            for (size_t j = 0; bytes && j < k; j++) bytes = r.byte_ids[p[i + j]] >= 0;
+            for (size_t j = 0; bytes && j < len; j++) bytes = r.byte_ids[p[i + j]] >= 0;
             if (bytes) {
-                for (size_t j = 0; j < k; j++) out->push_back(Symbol{r.byte_ids[p[i + j]], 1});
+                for (size_t j = 0; j < len; j++) out[k++] = Symbol{r.byte_ids[p[i + j]], 1};
             } else if (r.unk_id != -1) {
                 if (r.unk_id < 0) return PB_UNK_MISSING;
                 if (unk >= 0 && r.fuse_unk) {
-                    unk_len += (uint32_t)k;
+                    unk_len += (uint32_t)len;
                 } else {
-                    if (unk >= 0) out->push_back(Symbol{unk, unk_len});
+                    if (unk >= 0) out[k++] = Symbol{unk, unk_len};
                     unk = r.unk_id;
-                    unk_len = (uint32_t)k;
+                    unk_len = (uint32_t)len;
                 }
             }
         }
-        i += k;
+        i += len;
     }
-    if (unk >= 0) out->push_back(Symbol{unk, unk_len});
+    if (unk >= 0) out[k++] = Symbol{unk, unk_len};
+    *count = k;
     return PB_OK;
 }
 
@@ -101,16 +103,16 @@ static inline void merge_short(const Merges &m, Symbol *s, size_t *n) {
     if (len < 2) return;
     uint64_t pair[64];  /* rank << 32 | merged id of (s[i], s[i + 1]), or NONE */
     for (size_t i = 0; i + 1 < len; i++) pair[i] = m.find((uint32_t)s[i].id, (uint32_t)s[i + 1].id);
-    for (;;) {
-        size_t best = len;
-        uint64_t low = Merges::NONE;
-        for (size_t i = 0; i + 1 < len; i++) {
-            if (pair[i] < low) {  /* strict: the leftmost of equal ranks */
-                low = pair[i];
-                best = i;
-            }
+    while (len >= 2) {
+        size_t best = 0;
+        uint64_t low = pair[0];
+        for (size_t i = 1; i + 1 < len; i++) {  /* branch-free; strict: the leftmost */
+            uint64_t v = pair[i];
+            bool lower = v < low;
+            low = lower ? v : low;
+            best = lower ? i : best;
         }
-        if (best == len) break;
+        if (low == Merges::NONE) break;
         s[best].id = (int32_t)(low & 0xFFFFFFFFu);
         s[best].len += s[best + 1].len;
         for (size_t i = best + 1; i + 1 < len; i++) s[i] = s[i + 1];
@@ -125,67 +127,155 @@ static inline void merge_short(const Merges &m, Symbol *s, size_t *n) {
 /* The most symbols merge_short takes. */
 static constexpr size_t SHORT_MAX = 64;
 
-/* Reusable memory of merge_heap. */
-struct HeapScratch {
-    std::vector<int64_t> prev, next;
-    std::vector<uint64_t> heap;  /* rank << 32 | position; a min-heap */
+/* A 4-ary min-heap of 64-bit entries (rank << 32 | position): half the levels of a
+ * binary heap, and a node's children share a cache line, which is what a 10^6-symbol
+ * chunk's heap (megabytes) spends its time on. Entries are unique or identical (a
+ * position has one pair), so any correct heap pops the same sequence. */
+class Heap4 {
+public:
+    void clear() { v_.clear(); }
+    bool empty() const { return v_.empty(); }
+    uint64_t top() const { return v_[0]; }
+    size_t size() const { return v_.size(); }
+    /* The k-th entry in heap order (1..4: the candidates for the next top). */
+    uint64_t at(size_t k) const { return v_[k]; }
+    void add(uint64_t x) { v_.push_back(x); }  /* then heapify() */
+
+    void heapify() {
+        size_t n = v_.size();
+        if (n < 2) return;
+        for (size_t i = (n - 2) / 4 + 1; i-- > 0;) down(i, v_[i]);
+    }
+    void push(uint64_t x) {
+        size_t i = v_.size();
+        v_.push_back(x);
+        while (i > 0) {
+            size_t parent = (i - 1) / 4;
+            if (v_[parent] <= x) break;
+            v_[i] = v_[parent];
+            i = parent;
+        }
+        v_[i] = x;
+    }
+    void pop() {
+        uint64_t last = v_.back();
+        v_.pop_back();
+        if (!v_.empty()) down(0, last);
+    }
+    /* pop() then push(x), in one pass down. */
+    void replace_top(uint64_t x) { down(0, x); }
+
+private:
+    /* Places x in the hole at i, moving smaller children up. */
+    void down(size_t i, uint64_t x) {
+        size_t n = v_.size();
+        for (;;) {
+            size_t c = 4 * i + 1;
+            if (c >= n) break;
+            size_t end = c + 4 < n ? c + 4 : n, best = c;
+            for (size_t k = c + 1; k < end; k++)
+                if (v_[k] < v_[best]) best = k;
+            if (v_[best] >= x) break;
+            v_[i] = v_[best];
+            i = best;
+        }
+        v_[i] = x;
+    }
+
+    std::vector<uint64_t> v_;
 };
 
-/* Any chunk: tokenizers' algorithm, step for step. *s is merged in place (compacted). */
-static inline void merge_heap(const Merges &m, std::vector<Symbol> *symbols, HeapScratch *w) {
-    std::vector<Symbol> &s = *symbols;
-    size_t n = s.size();
+/* Reusable memory of merge_heap. */
+struct HeapScratch {
+    struct Node {  /* a symbol and its neighbours, in one 16-byte line share */
+        int32_t id;
+        uint32_t len;
+        int32_t prev, next;  /* -1: none (a chunk has < 2^31 symbols) */
+    };
+    std::vector<Node> nodes;
+    Heap4 heap;
+};
+
+/* Any chunk: tokenizers' algorithm, step for step. s[0:*count] is merged in place
+ * (compacted; *count becomes the number left). A popped entry's first new pair takes
+ * the top's place (replace_top) instead of a pop and a push.
+ *
+ * The stale-entry check is tokenizers': the pair now at the entry's position must make
+ * the entry's merged id. With a plain vocabulary (see above) that is the same as the
+ * pair now there having the entry's rank (a rank names one pair and one id; a stale
+ * entry's position now holds a longer pair, making a longer piece, so another id),
+ * which saves reading the rank's id from a table of megabytes on every pop. */
+static inline void merge_heap(const Merges &m, bool plain, Symbol *s, size_t *count,
+                              HeapScratch *w) {
+    size_t n = *count;
     if (n < 2) return;
-    w->prev.resize(n);
-    w->next.resize(n);
-    for (size_t i = 0; i < n; i++) {
-        w->prev[i] = (int64_t)i - 1;
-        w->next[i] = i + 1 < n ? (int64_t)i + 1 : -1;
-    }
-    std::vector<uint64_t> &heap = w->heap;
+    w->nodes.resize(n);
+    HeapScratch::Node *node = w->nodes.data();
+    for (size_t i = 0; i < n; i++)
+        node[i] = HeapScratch::Node{s[i].id, s[i].len, (int32_t)i - 1,
+                                    i + 1 < n ? (int32_t)i + 1 : -1};
+    Heap4 &heap = w->heap;
     heap.clear();
-    std::greater<uint64_t> later;
     for (size_t i = 0; i + 1 < n; i++) {
         uint64_t r = m.find((uint32_t)s[i].id, (uint32_t)s[i + 1].id);
-        if (r != Merges::NONE) heap.push_back((r & 0xFFFFFFFF00000000ULL) | i);
+        if (r != Merges::NONE) heap.add((r & 0xFFFFFFFF00000000ULL) | i);
     }
-    std::make_heap(heap.begin(), heap.end(), later);
+    heap.heapify();
     while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), later);
-        uint64_t top = heap.back();
-        heap.pop_back();
+        uint64_t top = heap.top();
         size_t pos = (size_t)(top & 0xFFFFFFFFu);
-        uint32_t new_id = m.merged((uint32_t)(top >> 32));
-        if (s[pos].len == 0 || w->next[pos] == -1) continue;
-        size_t right = (size_t)w->next[pos];
-        uint64_t now = m.find((uint32_t)s[pos].id, (uint32_t)s[right].id);
-        if (now == Merges::NONE || (uint32_t)(now & 0xFFFFFFFFu) != new_id) continue;  /* stale */
-        s[pos].id = (int32_t)new_id;
-        s[pos].len += s[right].len;
-        s[right].len = 0;
-        int64_t after = w->next[right];
-        w->next[pos] = after;
-        if (after >= 0) w->prev[(size_t)after] = (int64_t)pos;
-        int64_t before = w->prev[pos];
+        /* The next top is one of the root's children (or a pair made here, whose node
+         * is this one's neighbour): request their nodes now, so that the random reads
+         * of a long chunk's pops overlap instead of following each other. */
+        for (size_t k = 1, end = heap.size() < 5 ? heap.size() : 5; k < end; k++)
+            __builtin_prefetch(&node[heap.at(k) & 0xFFFFFFFFu]);
+        HeapScratch::Node &left = node[pos];
+        if (left.len == 0 || left.next == -1) {
+            heap.pop();
+            continue;
+        }
+        HeapScratch::Node &right = node[left.next];
+        uint64_t now = m.find((uint32_t)left.id, (uint32_t)right.id);
+        bool stale = now == Merges::NONE ||
+                     (plain ? (now >> 32) != (top >> 32)
+                            : (uint32_t)now != m.merged((uint32_t)(top >> 32)));
+        if (stale) {
+            heap.pop();
+            continue;
+        }
+        uint32_t new_id = (uint32_t)now;
+        left.id = (int32_t)new_id;
+        left.len += right.len;
+        right.len = 0;
+        int32_t after = right.next, before = left.prev;
+        left.next = after;
+        if (after >= 0) node[after].prev = (int32_t)pos;
+        bool popped = false;
         if (before >= 0) {
-            uint64_t r = m.find((uint32_t)s[(size_t)before].id, (uint32_t)new_id);
+            uint64_t r = m.find((uint32_t)node[before].id, new_id);
             if (r != Merges::NONE) {
-                heap.push_back((r & 0xFFFFFFFF00000000ULL) | (uint64_t)before);
-                std::push_heap(heap.begin(), heap.end(), later);
+                heap.replace_top((r & 0xFFFFFFFF00000000ULL) | (uint64_t)before);
+                popped = true;
             }
         }
         if (after >= 0) {
-            uint64_t r = m.find((uint32_t)new_id, (uint32_t)s[(size_t)after].id);
+            uint64_t r = m.find(new_id, (uint32_t)node[after].id);
             if (r != Merges::NONE) {
-                heap.push_back((r & 0xFFFFFFFF00000000ULL) | pos);
-                std::push_heap(heap.begin(), heap.end(), later);
+                uint64_t e = (r & 0xFFFFFFFF00000000ULL) | pos;
+                if (popped) {
+                    heap.push(e);
+                } else {
+                    heap.replace_top(e);
+                    popped = true;
+                }
             }
         }
+        if (!popped) heap.pop();
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (s[i].len != 0) s[k++] = s[i];
-    s.resize(k);
+        if (node[i].len != 0) s[k++] = Symbol{node[i].id, node[i].len};
+    *count = k;
 }
 
 }  // namespace piece_bpe
