@@ -5,8 +5,6 @@ from os import PathLike
 class PieceBpeModel:
     """One vocabulary's piece BPE tables and merging (read-only, shared by threads)."""
 
-    unk_token: str | None
-
     def __init__(
         self,
         vocab: dict[str, int],
@@ -31,6 +29,8 @@ class PieceBpeModel:
     def clear_cache(self) -> None: ...
     def id_to_piece(self, id: int) -> str | None: ...
     def piece_to_id(self, piece: str) -> int | None: ...
+    @property
+    def unk_token(self) -> str | None: ...
     @property
     def size(self) -> int: ...
     @property
