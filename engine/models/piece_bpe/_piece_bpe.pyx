@@ -62,6 +62,11 @@ cdef extern from "piece_bpe_model.h" namespace "piece_bpe" nogil:
     cdef cppclass Scratch:
         pass
 
+    cdef cppclass Out:
+        int32_t *ids
+        uint32_t *lens
+        size_t count
+
     cdef cppclass Model:
         Vocab vocab
         Merges merges
@@ -72,8 +77,7 @@ cdef extern from "piece_bpe_model.h" namespace "piece_bpe" nogil:
         size_t add_merges(const unsigned char *buf, const uint32_t *lens, size_t count, int *code)
         void finish(int32_t unk_id, cbool byte_fallback, cbool fuse_unk, cbool ignore_merges,
                     cbool allow_chunking)
-        int encode(const unsigned char *p, size_t n, vector[int32_t] *ids,
-                   vector[uint32_t] *lens, Scratch *w, Stats *st)
+        int encode(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st)
 
     int PB_OK, PB_UNK_MISSING
     int PB_MERGE_OK, PB_MERGE_LEFT, PB_MERGE_RIGHT, PB_MERGE_RESULT
@@ -87,6 +91,8 @@ cdef enum:
     # Ids are 32-bit in the C++ tables; a vocabulary's id table is as long as its
     # largest id, so ids are bounded well below that (real vocabularies stay < 2^20).
     _MAX_ID = 1 << 24
+    # A chunk's symbols are numbered with 31 bits in the heap merge (piece_bpe_word.h).
+    _MAX_BYTES = 0x7FFFFFFF
 
 
 # Handing out the same int object for an id costs an INCREF; building a fresh int for
@@ -112,8 +118,8 @@ cdef int _reserve_ints(size_t size) except -1:
     return 0
 
 
-cdef list _to_list(const vector[int32_t] &ids):
-    cdef Py_ssize_t i, n = <Py_ssize_t>ids.size()
+cdef list _to_list(const int32_t *ids, size_t count):
+    cdef Py_ssize_t i, n = <Py_ssize_t>count
     cdef list out = PyList_New(n)
     cdef PyObject *known
     cdef object item
@@ -142,11 +148,19 @@ cdef struct _Batch:
 
 
 cdef void _run_job(void *ctx, size_t i) noexcept nogil:
+    # Into a local vector, swapped into place once: the output vectors sit side by side,
+    # and writing into them from two threads would bounce their shared cache lines.
     cdef _Batch *jobs = <_Batch *>ctx
     cdef Scratch w
     cdef Stats st
     cdef vector[int32_t] ids
-    jobs.rc[i] = jobs.model.encode(jobs.data[i], jobs.size[i], &ids, NULL, &w, &st)
+    cdef Out out
+    ids.resize(jobs.size[i])
+    out.ids = ids.data()
+    out.lens = NULL
+    out.count = 0
+    jobs.rc[i] = jobs.model.encode(jobs.data[i], jobs.size[i], &out, &w, &st)
+    ids.resize(out.count)
     jobs.out[i].swap(ids)
     jobs.model.cache.add_stats(st.hits, st.misses)
 
@@ -309,19 +323,33 @@ cdef class PieceBpeModel:
         return self.core.vocab.find(buf.data(), buf.size())
 
     cdef int _run(self, bytes data, vector[int32_t] *ids, vector[uint32_t] *lens) except -1:
+        """Encodes data into ids (and lens), sized to what it gives."""
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
         cdef size_t n = <size_t>PyBytes_GET_SIZE(data)
         cdef Scratch w
         cdef Stats st
+        cdef Out out
         cdef int rc
+        if n >= _MAX_BYTES:
+            raise ValueError(f"a sequence of {n} bytes: the model takes fewer than {_MAX_BYTES}")
+        ids.resize(n)  # room for a token per byte, the most there can be
+        out.ids = ids.data()
+        out.lens = NULL
+        if lens != NULL:
+            lens.resize(n)
+            out.lens = lens.data()
+        out.count = 0
         if n >= _KEEP_GIL_BELOW:
             with nogil:
-                rc = self.core.encode(p, n, ids, lens, &w, &st)
+                rc = self.core.encode(p, n, &out, &w, &st)
         else:
-            rc = self.core.encode(p, n, ids, lens, &w, &st)
+            rc = self.core.encode(p, n, &out, &w, &st)
         self.core.cache.add_stats(st.hits, st.misses)
         if rc != PB_OK:
             self._raise(rc)
+        ids.resize(out.count)
+        if lens != NULL:
+            lens.resize(out.count)
         return 0
 
     cdef int _raise(self, int rc) except -1:
@@ -332,7 +360,7 @@ cdef class PieceBpeModel:
         """The ids of ``data``: the UTF-8 of one normalized, pre-tokenized sequence."""
         cdef vector[int32_t] ids
         self._run(data, &ids, NULL)
-        return _to_list(ids)
+        return _to_list(ids.data(), ids.size())
 
     def count(self, bytes data not None) -> int:
         """How many ids ``encode(data)`` gives."""
@@ -359,7 +387,7 @@ cdef class PieceBpeModel:
             Py_INCREF(end)
             PyList_SET_ITEM(spans, 2 * i, start)
             PyList_SET_ITEM(spans, 2 * i + 1, end)
-        return _to_list(ids), spans
+        return _to_list(ids.data(), ids.size()), spans
 
     def encode_many(self, list segments not None, int threads=1) -> list:
         """``[encode(s) for s in segments]``, on up to ``threads`` threads without the GIL."""
@@ -372,6 +400,9 @@ cdef class PieceBpeModel:
         for seg in segments:
             if type(seg) is not bytes:
                 raise TypeError(f"encode_many takes bytes segments, not {type(seg).__name__}")
+            if PyBytes_GET_SIZE(seg) >= _MAX_BYTES:
+                raise ValueError(f"a sequence of {len(seg)} bytes: the model takes fewer than "
+                                 f"{_MAX_BYTES}")
             data.push_back(<const unsigned char *>PyBytes_AS_STRING(seg))
             size.push_back(<size_t>PyBytes_GET_SIZE(seg))
         out.resize(count)
@@ -387,7 +418,7 @@ cdef class PieceBpeModel:
         for i in range(count):
             if rc[i] != PB_OK:
                 self._raise(rc[i])
-            result.append(_to_list(out[i]))
+            result.append(_to_list(out[i].data(), out[i].size()))
         return result
 
     def clear_cache(self) -> None:

@@ -67,29 +67,31 @@ public:
 
     bool enabled() const { return per_shard_ != 0; }
 
-    /* Appends the ids cached for p[0:n] (hash h, never 0) to *out: true on a hit; on a
-     * miss (also one that overlapped a writer) *out is as it was. */
-    bool get(uint64_t h, const unsigned char *p, size_t n, std::vector<int32_t> *out) const {
+    static constexpr size_t MISS = (size_t)-1;
+
+    /* Writes the ids cached for p[0:n] (hash h, never 0) to out (room for n) and
+     * returns how many, or MISS (also for a lookup that overlapped a writer: what it
+     * wrote to out then may be torn, and is not counted). */
+    size_t get(uint64_t h, const unsigned char *p, size_t n, int32_t *out) const {
         const Shard &s = shards_[h >> 60];
-        if (!s.n_slots) return false;
+        if (!s.n_slots) return MISS;
         uint64_t seq = s.seq.load(std::memory_order_acquire);
-        if (seq & 1) return false;
-        size_t mask = s.n_slots - 1, before = out->size();
+        if (seq & 1) return MISS;
+        size_t mask = s.n_slots - 1;
         for (size_t i = h & mask;; i = (i + 1) & mask) {  /* at most half full: ends */
             uint64_t key = s.slots[i].hash.load(std::memory_order_relaxed);
-            if (key == 0) return false;
+            if (key == 0) return MISS;
             if (key != h) continue;
             uint64_t meta = s.slots[i].meta.load(std::memory_order_relaxed);
             size_t off = (size_t)(meta >> 32), len = (meta >> 16) & 0xFFFF, count = meta & 0xFFFF;
-            if (len != n || count > MAX_IDS || off + 4 * count + n > s.arena_size) continue;
+            /* count <= n: a chunk has no more tokens than bytes, and out has room for n */
+            if (len != n || count > n || off + 4 * count + n > s.arena_size) continue;
             const unsigned char *entry = s.arena + off;
             if (!same_bytes(entry + 4 * count, p, n)) continue;
             const int32_t *ids = (const int32_t *)(const void *)entry;  /* 4-aligned */
-            out->insert(out->end(), ids, ids + count);
+            for (size_t k = 0; k < count; k++) out[k] = ids[k];
             std::atomic_thread_fence(std::memory_order_acquire);
-            if (s.seq.load(std::memory_order_relaxed) == seq) return true;
-            out->resize(before);  /* a writer overlapped: what was read may be torn */
-            return false;
+            return s.seq.load(std::memory_order_relaxed) == seq ? count : MISS;
         }
     }
 

@@ -49,11 +49,18 @@ struct Stats {
     uint64_t hits = 0, misses = 0;
 };
 
+/* Where encode writes: room for one id (and, when lens is set, one length) per byte of
+ * the input, which is the most tokens it can make (every token covers a byte or more). */
+struct Out {
+    int32_t *ids;
+    uint32_t *lens;  /* nullptr: ids only */
+    size_t count;
+};
+
 /* Per-call (per-thread) working memory. */
 struct Scratch {
     std::vector<Symbol> symbols;
     HeapScratch heap;
-    std::vector<int32_t> ids;
 };
 
 class Model {
@@ -185,19 +192,18 @@ public:
         }
     }
 
-    /* Ids (and, if lens, each token's byte length) of data[0:n], appended. */
-    int encode(const unsigned char *p, size_t n, std::vector<int32_t> *ids,
-               std::vector<uint32_t> *lens, Scratch *w, Stats *st) const {
+    /* Ids (and lengths) of data[0:n], after the out->count already there. */
+    int encode(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
         if (n == 0) return PB_OK;
         if (ignore_merges_) {
             int32_t id = vocab.find(p, n);
             if (id >= 0) {
-                ids->push_back(id);
-                if (lens) lens->push_back((uint32_t)n);
+                if (out->lens) out->lens[out->count] = (uint32_t)n;
+                out->ids[out->count++] = id;
                 return PB_OK;
             }
         }
-        if (!chunking) return encode_chunk(p, n, ids, lens, w, st);
+        if (!chunking) return encode_chunk(p, n, out, w, st);
         size_t start = 0, pos = 1;
         while (pos + 3 <= n) {
             const void *hit = memchr(p + pos, 0xE2, n - pos - 2);
@@ -205,7 +211,7 @@ public:
             size_t k = (size_t)((const unsigned char *)hit - p);
             if (p[k + 1] == 0x96 && p[k + 2] == 0x81) {
                 if (k > start && splits_before(p, k)) {
-                    int rc = encode_chunk(p + start, k - start, ids, lens, w, st);
+                    int rc = encode_chunk(p + start, k - start, out, w, st);
                     if (rc != PB_OK) return rc;
                     start = k;
                 }
@@ -214,7 +220,7 @@ public:
                 pos = k + 1;
             }
         }
-        return encode_chunk(p + start, n - start, ids, lens, w, st);
+        return encode_chunk(p + start, n - start, out, w, st);
     }
 
     const SymbolRules &rules() const { return rules_; }
@@ -268,27 +274,17 @@ private:
         return boundary_after(p + j, k - j, cp);
     }
 
-    int encode_chunk(const unsigned char *p, size_t n, std::vector<int32_t> *ids,
-                     std::vector<uint32_t> *lens, Scratch *w, Stats *st) const {
+    int encode_chunk(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
+        int32_t *ids = out->ids + out->count;
         bool cacheable = cache.enabled() && n <= ChunkCache::MAX_KEY;
         uint64_t h = 0;
         if (cacheable) {
             h = hash_bytes(p, n);
-            size_t before = ids->size();
-            if (cache.get(h, p, n, ids)) {
-                if (!lens) {
-                    st->hits++;
-                    return PB_OK;
-                }
-                bool exact = spans_cached_;
-                for (size_t i = before; exact && i < ids->size(); i++)
-                    exact = (*ids)[i] != rules_.unk_id;
-                if (exact) {
-                    for (size_t i = before; i < ids->size(); i++) lens->push_back(tok_len_[(*ids)[i]]);
-                    st->hits++;
-                    return PB_OK;
-                }
-                ids->resize(before);  /* an unknown symbol's length is not its piece's */
+            size_t got = cache.get(h, p, n, ids);
+            if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
+                out->count += got;
+                st->hits++;
+                return PB_OK;
             }
             st->misses++;
         }
@@ -302,14 +298,23 @@ private:
             merge_short(merges, s, &count);
         else
             merge_heap(merges, vocab.plain(), s, &count, &w->heap);
-        size_t before = ids->size();
-        ids->resize(before + count);
-        int32_t *out = ids->data() + before;
-        for (size_t i = 0; i < count; i++) out[i] = s[i].id;
-        if (lens)
-            for (size_t i = 0; i < count; i++) lens->push_back(s[i].len);
-        if (cacheable) cache.put(h, p, n, ids->data() + before, count);
+        for (size_t i = 0; i < count; i++) ids[i] = s[i].id;
+        if (out->lens)
+            for (size_t i = 0; i < count; i++) out->lens[out->count + i] = s[i].len;
+        out->count += count;
+        if (cacheable) cache.put(h, p, n, ids, count);
         return PB_OK;
+    }
+
+    /* The lengths of a cached chunk's tokens, from their pieces, when those are exact
+     * (spans_cached_, and no unknown symbol: its length is the text it stands for). */
+    bool lens_of(const int32_t *ids, size_t count, uint32_t *lens) const {
+        if (!spans_cached_) return false;
+        for (size_t i = 0; i < count; i++) {
+            if (ids[i] == rules_.unk_id) return false;
+            lens[i] = tok_len_[ids[i]];
+        }
+        return true;
     }
 };
 

@@ -141,3 +141,23 @@ def test_chunking_follows_the_merges():
     no_space = from_model(dict(base, vocab={k: v for k, v in base["vocab"].items()
                                             if "▁" not in k} | {"x▁": 3}, merges=[]))
     assert not no_space.chunking
+
+
+def test_spans_when_a_merge_makes_a_byte_piece():
+    """"<0x41>" typed as text merges into the byte piece <0x41> (6 bytes of text), which
+    byte fallback also gives for one byte: a cached chunk's spans cannot come from its
+    ids then, so the chunk is merged again."""
+    chars = ["<", "0", "x", "4", "1", ">", "▁"]
+    vocab = {c: i for i, c in enumerate(chars)}
+    merges = [("<", "0"), ("<0", "x"), ("4", "1"), ("<0x", "41"), ("<0x41", ">")]
+    for a, b in merges:
+        vocab.setdefault(a + b, len(vocab))
+    for b in range(256):
+        vocab.setdefault(f"<0x{b:02X}>", len(vocab))
+    model = {"type": "BPE", "unk_token": None, "byte_fallback": True, "fuse_unk": False,
+             "vocab": vocab, "merges": [[a, b] for a, b in merges]}
+    reference = reference_of(dict(model, dropout=None))
+    ours = from_model(model)
+    for text in ["▁<0x41>A", "▁A<0x41>", "▁<0x41>A▁A<0x41>▁<0x41>A"]:
+        for _ in range(2):  # the second time the chunks are cached
+            assert ours.encode_with_spans(text.encode()) == spans_of(reference, text)
