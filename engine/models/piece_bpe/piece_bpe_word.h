@@ -33,6 +33,9 @@
 #include <cstdint>
 #include <functional>
 #include <vector>
+#if defined(__SSE2__) && !defined(PIECE_BPE_NO_SIMD)
+#include <emmintrin.h>
+#endif
 
 #include "piece_bpe_merges.h"
 #include "piece_bpe_vocab.h"
@@ -97,31 +100,100 @@ static inline int first_symbols(const SymbolRules &r, const unsigned char *p, si
     return PB_OK;
 }
 
-/* Short chunks (see above: only when Vocab::plain). s[0:*n] is merged in place. */
+/* The index of the first lowest of rank[0:m] (m > 0, padded with NO_RANK to a multiple
+ * of 4) and that rank. The merge loop's scan: with SSE2 four ranks per step, compared
+ * as signed 32-bit numbers (ranks are below 2^31 - 1, NO_RANK is the largest). */
+static constexpr int32_t NO_RANK = 0x7FFFFFFF;
+
+#if defined(__SSE2__) && !defined(PIECE_BPE_NO_SIMD)
+static inline size_t lowest_rank(const int32_t *rank, size_t m, int32_t *low) {
+    __m128i best = _mm_set1_epi32(NO_RANK);
+    for (size_t i = 0; i < m; i += 4) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(rank + i));
+        __m128i lt = _mm_cmplt_epi32(v, best);
+        best = _mm_or_si128(_mm_and_si128(lt, v), _mm_andnot_si128(lt, best));
+    }
+    __m128i other = _mm_shuffle_epi32(best, _MM_SHUFFLE(1, 0, 3, 2));
+    __m128i lt = _mm_cmplt_epi32(other, best);
+    best = _mm_or_si128(_mm_and_si128(lt, other), _mm_andnot_si128(lt, best));
+    other = _mm_shuffle_epi32(best, _MM_SHUFFLE(2, 3, 0, 1));
+    lt = _mm_cmplt_epi32(other, best);
+    best = _mm_or_si128(_mm_and_si128(lt, other), _mm_andnot_si128(lt, best));
+    *low = _mm_cvtsi128_si32(best);
+    for (size_t i = 0;; i += 4) {
+        __m128i eq = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(rank + i)), best);
+        int mask = _mm_movemask_ps(_mm_castsi128_ps(eq));
+        if (mask) return i + (size_t)__builtin_ctz((unsigned)mask);
+    }
+}
+#else
+static inline size_t lowest_rank(const int32_t *rank, size_t m, int32_t *low) {
+    size_t best = 0;
+    int32_t lowest = rank[0];
+    for (size_t i = 1; i < m; i++) {  /* strict: the leftmost */
+        bool lower = rank[i] < lowest;
+        lowest = lower ? rank[i] : lowest;
+        best = lower ? i : best;
+    }
+    *low = lowest;
+    return best;
+}
+#endif
+
+/* Short chunks (see above: only when Vocab::plain). s[0:*n] (n <= SHORT_MAX) is merged
+ * in place. Symbols stay where they are (a merged-away one is unlinked), so a pair is
+ * known by its left symbol's first position and the leftmost lowest rank is the lowest
+ * index; rank[i] is the rank of the pair (i, next[i]), NO_RANK for none or a symbol
+ * gone, and made[i] the id it makes. */
 static inline void merge_short(const Merges &m, Symbol *s, size_t *n) {
     size_t len = *n;
     if (len < 2) return;
-    uint64_t pair[64];  /* rank << 32 | merged id of (s[i], s[i + 1]), or NONE */
-    for (size_t i = 0; i + 1 < len; i++) pair[i] = m.find((uint32_t)s[i].id, (uint32_t)s[i + 1].id);
-    while (len >= 2) {
-        size_t best = 0;
-        uint64_t low = pair[0];
-        for (size_t i = 1; i + 1 < len; i++) {  /* branch-free; strict: the leftmost */
-            uint64_t v = pair[i];
-            bool lower = v < low;
-            low = lower ? v : low;
-            best = lower ? i : best;
-        }
-        if (low == Merges::NONE) break;
-        s[best].id = (int32_t)(low & 0xFFFFFFFFu);
-        s[best].len += s[best + 1].len;
-        for (size_t i = best + 1; i + 1 < len; i++) s[i] = s[i + 1];
-        for (size_t i = best + 1; i + 2 < len; i++) pair[i] = pair[i + 1];
-        len--;
-        if (best > 0) pair[best - 1] = m.find((uint32_t)s[best - 1].id, (uint32_t)s[best].id);
-        if (best + 1 < len) pair[best] = m.find((uint32_t)s[best].id, (uint32_t)s[best + 1].id);
+    alignas(16) int32_t rank[64 + 4];
+    uint32_t made[64];
+    uint8_t next[64], prev[64];
+    size_t pairs = len - 1;
+    for (size_t i = 0; i < pairs; i++) {
+        uint64_t r = m.find((uint32_t)s[i].id, (uint32_t)s[i + 1].id);
+        rank[i] = r == Merges::NONE ? NO_RANK : (int32_t)(r >> 32);
+        made[i] = (uint32_t)r;
+        next[i] = (uint8_t)(i + 1);
+        prev[i + 1] = (uint8_t)i;
     }
-    *n = len;
+    size_t padded = (pairs + 3) & ~(size_t)3;
+    for (size_t i = pairs; i < padded; i++) rank[i] = NO_RANK;
+    const uint8_t END = (uint8_t)len;  /* next[] of the last symbol */
+    next[len - 1] = END;
+    for (size_t left = len;;) {
+        int32_t low;
+        size_t best = lowest_rank(rank, padded, &low);
+        if (low == NO_RANK) break;
+        size_t right = next[best];
+        s[best].id = (int32_t)made[best];
+        s[best].len += s[right].len;
+        s[right].len = 0;
+        rank[right] = NO_RANK;
+        size_t after = next[right];
+        next[best] = (uint8_t)after;
+        if (after != END) {
+            prev[after] = (uint8_t)best;
+            uint64_t r = m.find((uint32_t)s[best].id, (uint32_t)s[after].id);
+            rank[best] = r == Merges::NONE ? NO_RANK : (int32_t)(r >> 32);
+            made[best] = (uint32_t)r;
+        } else {
+            rank[best] = NO_RANK;
+        }
+        if (best > 0) {  /* the first symbol never goes, so best > 0 has a live prev */
+            size_t before = prev[best];
+            uint64_t r = m.find((uint32_t)s[before].id, (uint32_t)s[best].id);
+            rank[before] = r == Merges::NONE ? NO_RANK : (int32_t)(r >> 32);
+            made[before] = (uint32_t)r;
+        }
+        if (--left < 2) break;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < len; i++)
+        if (s[i].len != 0) s[k++] = s[i];
+    *n = k;
 }
 
 /* The most symbols merge_short takes. */
