@@ -79,7 +79,7 @@ class Encoding:
         """Wrap a loaded engine tokenizer. ``reopen``: how to get this encoding again in
         any process (``get_encoding`` passes itself bound to the name it was given): such
         an encoding pickles as that call and unpickles to the cached instance."""
-        pre = tokenizer.artifact.pre_tokenizer
+        pre = tokenizer.artifact.pre_tokenizer or {}  # piece tokenizers may have none
         pattern = pre.get("pattern") if pre.get("type") == "Pattern" else None
         enc = cls.__new__(cls)
         enc._setup(tokenizer, pattern, None, reopen)

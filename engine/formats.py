@@ -2,7 +2,9 @@
 
 * tiktoken rank files (``*.tiktoken``, Llama 3's ``tokenizer.model``) plus a preset or an
   explicit pattern and special tokens;
-* Hugging Face ``tokenizer.json`` with a byte-level BPE model;
+* Hugging Face ``tokenizer.json`` (tokenizer_json.py), byte-level or piece tokenizers;
+* SentencePiece ``.model`` files (Llama 2's ``tokenizer.model``), converted to the
+  tokenizer.json description (sentencepiece_json.py) and read as one (tokenizer_json.py);
 * Mistral ``tekken.json``;
 * an artifact version directory (``manifest.json`` + files), the unit the service serves:
   every file, chat templates included, is checked against the manifest's sha256 before
@@ -19,12 +21,23 @@ from typing import Any
 from . import tables as compiled
 from .artifact import AddedToken, Artifact, ChatTemplate, _read, content_hash, sha256_hex
 from .errors import ArtifactError, UnsupportedArtifact
-from .file_checks import (check_not_utf16, check_tokenizer_json, merge_pairs, parse_json,
-                          read_json, special_tokens_map, token_id, token_literal,
-                          vocab_tokens)
+from .file_checks import parse_json, read_json, special_tokens_map, token_id, token_literal
+from .file_kinds import (
+    SENTENCEPIECE,
+    TEKKEN,
+    TIKTOKEN,
+    TOKENIZER_JSON,
+    UNKNOWN,
+    refusal,
+    sniff,
+    sniff_bytes,
+)
 from .presets import PRESETS, Preset
+from .tokenizer_json import (
+    load_sentencepiece,
+    load_tokenizer_json,
+)
 from .versions import MANIFEST, read_manifest, verify_files
-
 
 # ---------------------------------------------------------------- tiktoken
 
@@ -49,6 +62,10 @@ def load_tiktoken(
             raise ArtifactError(
                 f"unknown preset {preset!r}; known presets: {', '.join(sorted(PRESETS))}"
             ) from None
+    data = _read(path)
+    kind = sniff_bytes(data)  # another format, or no rank file and nothing asked of one
+    if kind.name != TIKTOKEN and (kind.name != UNKNOWN or (preset is None and pattern is None)):
+        raise ArtifactError(refusal(path, kind, "a tiktoken rank file"), path=str(path))
     if preset is None and pattern is None:
         raise ArtifactError(
             f"{path} is a tiktoken rank file: pass preset= (one of "
@@ -61,8 +78,6 @@ def load_tiktoken(
     bos = bos_token if bos_token is not None else (preset.bos_token if preset else None)
     eos = eos_token if eos_token is not None else (preset.eos_token if preset else None)
     add_bos = add_bos_token if add_bos_token is not None else bool(preset and preset.add_bos_token)
-    data = _read(path)
-    check_not_utf16(data, path)
     return tiktoken_artifact(
         data, name=name or (preset.name if preset else path.stem), pattern=pattern,
         special_tokens=specials, bos_token=bos, eos_token=eos, add_bos_token=add_bos)
@@ -117,196 +132,6 @@ def rank_file_bytes(mergeable_ranks: dict[bytes, int]) -> bytes:
     return b"".join(
         base64.b64encode(token) + b" " + str(rank).encode("ascii") + b"\n"
         for token, rank in sorted(mergeable_ranks.items(), key=lambda item: item[1])
-    )
-
-
-# ---------------------------------------------------------------- tokenizer.json
-
-_SUPPORTED_NORMALIZERS = {"NFC", "NFKC", "NFD", "NFKD", "Sequence"}
-_SUPPORTED_PRE_TOKENIZERS = {"Split", "ByteLevel", "Digits", "Sequence"}
-_SUPPORTED_POST_PROCESSORS = {"ByteLevel", "TemplateProcessing", "Sequence"}
-
-
-def _check_tree(spec: dict | None, supported: set[str], stage: str, path: str, key: str) -> None:
-    if spec is None:
-        return
-    if not isinstance(spec, dict):
-        raise ArtifactError(f"{path}: {stage} step {spec!r:.60} is not an object", path=path)
-    kind = spec.get("type")
-    if kind not in supported:
-        raise UnsupportedArtifact(f"{stage} {kind!r:.60}", path)
-    if kind == "Sequence":
-        children = spec.get(key, [])
-        if not isinstance(children, list):
-            raise ArtifactError(f"{path}: {stage} Sequence {key!r} is not a list", path=path)
-        for child in children:
-            _check_tree(child, supported, stage, path, key)
-
-
-def _has_byte_level(spec: dict | None) -> bool:
-    if spec is None:
-        return False
-    if spec.get("type") == "ByteLevel":
-        return True
-    return any(_has_byte_level(c) for c in spec.get("pretokenizers", []) or [])
-
-
-def added_token_text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, dict):
-        return value.get("content")
-    return None
-
-
-def load_tokenizer_json(
-    path: str | Path, *, name: str | None = None, config: dict[str, Any] | None = None
-) -> Artifact:
-    """A Hugging Face ``tokenizer.json``: byte-level BPE, or a piece tokenizer
-    (SentencePiece-style BPE with byte fallback, Unigram; ``piece_tokenizer.py``).
-
-    ``config`` is the optional ``tokenizer_config.json`` (BOS/EOS/PAD literals and the
-    add_bos/add_eos flags some tokenizers keep there instead of a post-processor).
-    """
-    path = Path(path)
-    data = _read(path)
-    spec = parse_json(data, path)
-    return tokenizer_json_artifact(spec, sha256_hex(data), name=name or path.parent.name
-                                   or path.stem, config=config, where=str(path))
-
-
-def tokenizer_json_artifact(spec: Any, data_hash: str, *, name: str,
-                            config: dict[str, Any] | None = None, where: str,
-                            fmt: str = "hf_tokenizer_json") -> Artifact:
-    """The artifact of a parsed ``tokenizer.json`` (``data_hash``: the sha256 of the bytes
-    it came from; ``where``: the file, for messages). ``fmt`` names the file's format
-    (a SentencePiece ``.model`` arrives here converted)."""
-    check_tokenizer_json(spec, where)
-    if is_piece_tokenizer(spec):
-        return _piece_artifact(spec, data_hash, name=name, config=config, where=where,
-                               fmt=fmt)
-    model = spec["model"]
-    if not isinstance(model.get("vocab"), dict):
-        raise ArtifactError(f"{where}: model.vocab must be an object of token -> id",
-                            path=where)
-    if model.get("type", "BPE") != "BPE":
-        raise UnsupportedArtifact(f"model type {model.get('type')!r} (only BPE and Unigram)",
-                                  where)
-    for flag in ("byte_fallback", "fuse_unk"):
-        if model.get(flag):
-            raise UnsupportedArtifact(f"BPE {flag}=true with a ByteLevel pre-tokenizer", where)
-    if model.get("dropout") not in (None, 0, 0.0):
-        raise UnsupportedArtifact("BPE dropout", where)
-    for affix in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(affix):
-            raise UnsupportedArtifact(f"BPE {affix}={model[affix]!r}", where)
-    pre = spec.get("pre_tokenizer")
-    _check_tree(spec.get("normalizer"), _SUPPORTED_NORMALIZERS, "normalizer", where, "normalizers")
-    _check_tree(pre, _SUPPORTED_PRE_TOKENIZERS, "pre_tokenizer", where, "pretokenizers")
-    _check_tree(
-        spec.get("post_processor"), _SUPPORTED_POST_PROCESSORS, "post_processor", where,
-        "processors",
-    )
-    decoder = spec.get("decoder")
-    if decoder is not None and decoder.get("type") != "ByteLevel":
-        raise UnsupportedArtifact(f"decoder {decoder.get('type')!r} (only ByteLevel)", where)
-
-    added_ids = {t["id"] for t in spec.get("added_tokens", [])}
-    # Added tokens may also sit in the model's vocabulary under their literal (not
-    # byte-level) spelling; they are matched by the scan, never produced by merges.
-    tokens = vocab_tokens(model["vocab"], added_ids, where)
-    merges = merge_pairs(model.get("merges", []), where)
-    config = config or {}
-    settings = {"format": fmt, "config": {
-        k: config.get(k) for k in ("add_bos_token", "add_eos_token", "bos_token", "eos_token")
-    }}
-    return Artifact(
-        name=name,
-        format=fmt,
-        reference="tokenizers",
-        tokens=tokens,
-        merges=merges,
-        whole_piece_lookup=bool(model.get("ignore_merges", False)),
-        added_tokens=_added_tokens(spec),
-        normalizer=spec.get("normalizer"),
-        pre_tokenizer=pre,
-        post_processor=spec.get("post_processor"),
-        bos_token=added_token_text(config.get("bos_token")),
-        eos_token=added_token_text(config.get("eos_token")),
-        pad_token=added_token_text(config.get("pad_token")),
-        add_bos_token=bool(config.get("add_bos_token", False)),
-        add_eos_token=bool(config.get("add_eos_token", False)),
-        hash=content_hash(data_hash, settings),
-    )
-
-
-def is_piece_tokenizer(spec: dict[str, Any]) -> bool:
-    """Whether a ``tokenizer.json`` is of the piece family: a Unigram model, or a BPE
-    model without a ByteLevel pre-tokenizer (its vocabulary is strings, not bytes)."""
-    model = spec["model"]
-    kind = model.get("type")
-    if kind == "Unigram" or (kind is None and isinstance(model.get("vocab"), list)):
-        return True
-    return kind in (None, "BPE") and not _has_byte_level(spec.get("pre_tokenizer"))
-
-
-def _added_tokens(spec: dict[str, Any]) -> tuple[AddedToken, ...]:
-    return tuple(
-        AddedToken(
-            t["content"], t["id"], bool(t.get("special", False)),
-            bool(t.get("lstrip", False)), bool(t.get("rstrip", False)),
-            bool(t.get("single_word", False)), bool(t.get("normalized", False)),
-        )
-        for t in spec.get("added_tokens", [])
-    )
-
-
-def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
-                    config: dict[str, Any] | None, where: str, fmt: str) -> Artifact:
-    """A piece tokenizer's artifact. Every stage is parsed here once, so a component the
-    engine does not implement is refused at import and load, by name and by its path in
-    the file (``normalizer.normalizers[1]: normalizer 'BertNormalizer'``). Only the
-    file's post-processor adds BOS/EOS, as in ``tokenizers``."""
-    from .decoders.piece_decoder import PieceDecoder
-    from .models.piece_models import build_piece_model
-    from .normalizers.piece_normalizer import PieceNormalizer
-    from .pre_tokenizers.piece_pre_tokenizer import PiecePreTokenizer
-
-    try:
-        model = build_piece_model(spec["model"])
-        PieceNormalizer(spec.get("normalizer"))
-        PiecePreTokenizer(spec.get("pre_tokenizer"))
-        if spec.get("decoder") is not None:
-            PieceDecoder(spec.get("decoder"))
-        _check_tree(spec.get("post_processor"), {"TemplateProcessing", "Sequence"},
-                    "post_processor", where, "processors")
-    except UnsupportedArtifact as e:
-        raise UnsupportedArtifact(e.details.get("feature", str(e)), where) from None
-    except ArtifactError as e:
-        raise ArtifactError(f"{where}: {e}", path=where) from None
-    config = config or {}
-    settings = {"format": fmt, "family": "pieces", "config": {
-        k: config.get(k) for k in ("bos_token", "eos_token")}}
-    return Artifact(
-        name=name,
-        format=fmt,
-        reference="tokenizers",
-        tokens=None,
-        merges=None,
-        whole_piece_lookup=False,
-        added_tokens=_added_tokens(spec),
-        normalizer=spec.get("normalizer"),
-        pre_tokenizer=spec.get("pre_tokenizer"),
-        post_processor=spec.get("post_processor"),
-        bos_token=added_token_text(config.get("bos_token")),
-        eos_token=added_token_text(config.get("eos_token")),
-        pad_token=added_token_text(config.get("pad_token")),
-        add_bos_token=False,
-        add_eos_token=False,
-        hash=content_hash(data_hash, settings),
-        model=spec["model"],
-        decoder=spec.get("decoder"),
-        piece_model=model,
     )
 
 
@@ -484,6 +309,10 @@ def _parse_directory(directory: Path, manifest: dict[str, Any]) -> Artifact:
         art = load_tokenizer_json(tokenizer_file, name=manifest["name"], config=config)
     elif fmt == "tekken":
         art = load_tekken(tokenizer_file, name=manifest["name"])
+    elif fmt == "sentencepiece":
+        art = load_sentencepiece(tokenizer_file, name=manifest["name"], config={
+            k: manifest.get(k) for k in ("bos_token", "eos_token", "pad_token", "add_bos_token",
+                                         "add_eos_token")})
     else:
         raise UnsupportedArtifact(f"artifact format {fmt!r}", str(directory))
     return art
@@ -509,7 +338,19 @@ def load_artifact(source: str | Path, *, tables: str | Path | None = None,
         if b'"config"' in head and b'"model"' not in head:
             return load_tekken(path, **options)
         return load_tokenizer_json(path, **options)
-    return load_tiktoken(path, **options)
+    kind = sniff(path)  # by content: Llama 2's and Llama 3's tokenizer.model differ
+    as_ranks = options.get("preset") is not None or options.get("pattern") is not None
+    if kind.name == TIKTOKEN or (kind.name == UNKNOWN and as_ranks):
+        return load_tiktoken(path, **options)  # a broken rank file: its parser names the line
+    if not kind.readable:
+        raise ArtifactError(refusal(path, kind), path=str(path))
+    rank_options = sorted(k for k, v in options.items() if k != "name" and v is not None)
+    if rank_options:
+        raise ArtifactError(f"{path} is {kind.what}: {', '.join(rank_options)} apply to "
+                            f"tiktoken rank files", path=str(path))
+    reader = {SENTENCEPIECE: load_sentencepiece, TOKENIZER_JSON: load_tokenizer_json,
+              TEKKEN: load_tekken}[kind.name]
+    return reader(path, name=options.get("name"))
 
 
 def _config(path: Path) -> dict[str, Any]:

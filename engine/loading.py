@@ -7,7 +7,9 @@ formats.py (files -> ``Artifact``). ``load`` accepts:
 * an artifact version directory (manifest.json plus files, hashes verified), or a
   name's directory (its latest version);
 * a ``tokenizer.json`` (or a directory holding one);
-* a tiktoken rank file with ``preset=`` (cl100k_base, o200k_base, llama3, qwen).
+* a tiktoken rank file with ``preset=`` (cl100k_base, o200k_base, llama3, qwen);
+* a SentencePiece ``.model`` file (Llama 2's ``tokenizer.model``; told apart from a rank
+  file by its content, file_kinds.py).
 """
 
 from __future__ import annotations

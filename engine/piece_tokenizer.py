@@ -24,7 +24,6 @@ from .artifact import Artifact
 from .decoders.decoder import Errors
 from .decoders.piece_decoder import PieceDecoder, PieceStream
 from .errors import UnknownTokenId
-from .models.piece_models import build_piece_model
 from .normalizers.aligned import AlignedText
 from .normalizers.piece_normalizer import PieceNormalizer
 from .offsets import Units, to_units
@@ -47,8 +46,9 @@ class PieceTokenizer(Tokenizer):
         self._norm = PieceNormalizer(artifact.normalizer)
         self._pieces_added = PieceAddedVocabulary(added, self._norm)
         self._pre_pieces = PiecePreTokenizer(artifact.pre_tokenizer)
-        self._model = (artifact.piece_model if artifact.piece_model is not None
-                       else build_piece_model(artifact.model, cache_capacity=cache_capacity))
+        self._model = artifact.piece_model  # built by formats.py, which names the file
+        if self._model is None:
+            raise ValueError("a piece artifact without its model (formats.py builds it)")
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
@@ -138,8 +138,9 @@ class PieceTokenizer(Tokenizer):
         if data is not None and len(data) != len(text):  # characters -> bytes
             starts = list(accumulate((len(c.encode("utf-8")) for c in text), initial=0))
             spans = [starts[x] for x in spans]
-        if add_special_tokens:
-            ids, spans = self._post.apply(ids), self._post.apply_spans(spans, len(data))
+        if add_special_tokens:  # tokens the post-processor adds span (0, 0), as tokenizers
+            ids = self._post.apply(ids)
+            spans = [0, 0] * len(self._post.prefix) + spans + [0, 0] * len(self._post.suffix)
         return ids, to_units(data, spans, units)
 
     def encode_batch(self, texts: Sequence[str], special_tokens: Policy = "reject",

@@ -11,7 +11,9 @@
                    [--format tiktoken|hf] ...
 
 SOURCE is a tiktoken rank file (``*.tiktoken``, Llama 3's ``tokenizer.model``; needs a
-preset or a pattern), a Hugging Face tokenizer directory, or a Mistral ``tekken.json``.
+preset or a pattern), a SentencePiece model (Llama 2's or Mistral's ``tokenizer.model``),
+a Hugging Face tokenizer directory, or a Mistral ``tekken.json``; a file is told apart by
+its content, and anything else is refused saying what it is.
 An import writes ``ROOT/NAME/VERSION/`` with its manifest, loads it once, and prints the
 directory and the tokenizer hash; a refused import leaves nothing behind. Names and
 versions (and template names) follow one grammar (versions.py, ``NAME_GRAMMAR``), so
@@ -48,7 +50,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     imp = art_sub.add_parser("import", help="import a tokenizer into ROOT/NAME/VERSION/")
     imp.add_argument("source", type=Path,
-                     help="tiktoken rank file, Hugging Face directory, or tekken.json")
+                     help="tiktoken rank file, SentencePiece tokenizer.model, Hugging Face "
+                          "directory, or tekken.json")
     imp.add_argument("--name", required=True, help=_NAME_HELP)
     imp.add_argument("--version", required=True, help=_VERSION_HELP)
     imp.add_argument("--out", type=Path, default=Path("artifacts"), metavar="ROOT",
@@ -62,8 +65,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                           '100257}\'; with --preset they are added to its own (a literal or '
                           'id the preset gives otherwise is refused)')
     imp.add_argument("--bos-token", metavar="LITERAL",
-                     help="the BOS special token (for chat templates; rank files and "
-                          "Hugging Face directories; default: the preset's or the config's)")
+                     help="the BOS special token (for chat templates; rank files, "
+                          "SentencePiece models and Hugging Face directories; default: the "
+                          "preset's, the model's or the config's)")
     imp.add_argument("--eos-token", metavar="LITERAL", help="the EOS special token (likewise)")
     imp.add_argument("--chat-template", type=Path, metavar="FILE",
                      help="a Jinja chat template to ship with the tokenizer (any source "

@@ -2,7 +2,9 @@
 
 A checkpoint is only usable with exactly the tokenizer it was trained with, so an
 import copies the files unchanged, hashes them, records where they came from, and
-loads the result once (so a broken import fails here, not in production).
+loads the result once (so a broken import fails here, not in production). Sources:
+tiktoken rank files, SentencePiece ``.model`` files, Hugging Face directories and
+tekken files; a file is told apart by its content (file_kinds.py).
 """
 
 from __future__ import annotations
@@ -12,9 +14,13 @@ from typing import Any
 
 from ..errors import ArtifactError
 from ..file_checks import read_json, special_tokens_map
+from ..file_kinds import (SENTENCEPIECE, TEKKEN, TIKTOKEN, TOKENIZER_JSON, UNKNOWN, refusal,
+                          sniff)
 from ..formats import added_token_text
 from ..patterns import resolve_pattern
 from ..presets import PRESETS
+from ..sentencepiece_files import CONTROL, UNKNOWN as UNKNOWN_PIECE, read_model_proto
+from ..sentencepiece_json import sentencepiece_config, tokenizer_json_from_proto
 from ..versions import check_name
 from .manifest import write_artifact
 
@@ -161,6 +167,46 @@ def import_tekken(path: str | Path, root: str | Path, name: str, version: str, *
                           **_default_template(extra_templates), **fields)
 
 
+def import_sentencepiece(path: str | Path, root: str | Path, name: str, version: str, *,
+                         extra_templates: dict[str, str | Path] | None = None,
+                         **fields: Any) -> dict:
+    """A SentencePiece ``.model`` file (Llama 2's, Mistral's ``tokenizer.model``), copied
+    unchanged; the manifest's ``format`` is ``"sentencepiece"``.
+
+    The manifest records the model's BOS/EOS/PAD literals and ``add_bos_token`` (true
+    when it has a BOS, as Llama's tokenizers add it); ``bos_token``/``eos_token`` given
+    here replace the model's and must name one of its control pieces. The model is
+    converted once here, so what cannot be exact is refused before anything is written.
+
+    Raises:
+        ArtifactError: not a SentencePiece model, or a BOS/EOS that is no control piece.
+        UnsupportedArtifact: a model feature with no exact equivalent
+            (sentencepiece_json.py), named.
+    """
+    path = Path(path)
+    proto, _ = read_model_proto(path)
+    tokenizer_json_from_proto(proto, str(path))  # refuse now, naming the source file
+    config = sentencepiece_config(proto)
+    controls = {p.piece: i for i, p in enumerate(proto.pieces)
+                if p.type in (CONTROL, UNKNOWN_PIECE)}
+    for key in ("bos_token", "eos_token"):
+        literal = fields.pop(key, None)
+        if literal is None:
+            continue
+        if literal not in controls:
+            raise ArtifactError(f"--{key.replace('_', '-')} {literal!r} is not one of the "
+                                f"model's control pieces ({_listed(controls)})")
+        config[key] = literal
+    return write_artifact(
+        root, name, version, {path.name: path}, format="sentencepiece",
+        tokenizer_file=path.name, chat_templates=extra_templates,
+        **_default_template(extra_templates),
+        bos_token=config["bos_token"], eos_token=config["eos_token"],
+        pad_token=config["pad_token"], add_bos_token=config["add_bos_token"],
+        add_eos_token=config["add_eos_token"], **fields,
+    )
+
+
 def _default_template(extra: dict[str, str | Path] | None) -> dict[str, Any]:
     """A template given at import is the default when it is the artifact's only one (a
     template named "default" is the default anyway)."""
@@ -171,7 +217,8 @@ def _default_template(extra: dict[str, str | Path] | None) -> dict[str, Any]:
 
 def import_any(path: str | Path, root: str | Path, name: str, version: str,
                **fields: Any) -> dict:
-    """Dispatch on what ``source`` is (directory, tekken/tokenizer JSON, rank file).
+    """Dispatch on what ``source`` is: a directory, a tekken or tokenizer JSON, and for
+    other files their content (file_kinds.py): a SentencePiece model or a rank file.
 
     ``name`` and ``version`` are checked first (versions.py's grammar), before any file
     is read or written.
@@ -181,19 +228,33 @@ def import_any(path: str | Path, root: str | Path, name: str, version: str,
     source = Path(path)  # not a keyword "source": that is the manifest's provenance field
     if not source.exists():
         raise ArtifactError(f"{source}: no such file or directory", path=str(source))
-    if source.is_dir() or source.suffix == ".json":
+    kind = None if source.is_dir() or source.suffix == ".json" else sniff(source)
+    if kind is None or kind.name != TIKTOKEN:
         given = [k for k in ("preset", "pattern", "special_tokens") if fields.get(k) is not None]
-        if given:
+        if given and (kind is None or kind.name != UNKNOWN):
             raise ArtifactError(f"{source}: {', '.join(given)} apply to tiktoken rank files; "
                                 f"this source brings its own")
     if source.is_dir():
+        if not (source / "tokenizer.json").exists() and (source / "tokenizer.model").is_file() \
+                and sniff(source / "tokenizer.model").name == SENTENCEPIECE:
+            raise ArtifactError(f"{source} has no tokenizer.json but a SentencePiece "
+                                f"tokenizer.model: import that file")
         return import_hf(source, root, name, version, **fields)
-    if source.suffix == ".json":
+    if kind is None:  # a .json file
         head = source.read_bytes()[:4096]
         if b'"model"' not in head and b'"config"' in head:
             return import_tekken(source, root, name, version, **fields)
         raise ArtifactError(f"{source}: import a tokenizer.json through its directory")
-    return import_tiktoken(source, root, name, version, **fields)
+    if kind.name == SENTENCEPIECE:
+        return import_sentencepiece(source, root, name, version, **fields)
+    if kind.name == TOKENIZER_JSON:
+        raise ArtifactError(f"{source} is {kind.what}: import it through its directory")
+    if kind.name == TEKKEN:
+        return import_tekken(source, root, name, version, **fields)
+    if kind.name == TIKTOKEN or (kind.name == UNKNOWN and (fields.get("preset") is not None
+                                                           or fields.get("pattern") is not None)):
+        return import_tiktoken(source, root, name, version, **fields)  # names a bad line
+    raise ArtifactError(refusal(source, kind), path=str(source))
 
 
 def _json_object(path: Path) -> dict[str, Any]:

@@ -42,9 +42,9 @@ def build_piece_model(spec: dict[str, Any], *, cache_capacity: int = 65536,
     """
     kind = model_kind(spec, where)
     if kind == "BPE":
-        from .piece_bpe.model import piece_bpe_from_spec
+        from .piece_bpe._piece_bpe import from_model
 
-        return piece_bpe_from_spec(spec, cache_capacity=cache_capacity, where=where)
-    from .unigram.model import unigram_from_spec
+        return from_model(spec, cache_capacity=cache_capacity)
+    from .unigram._unigram import UnigramModel
 
-    return unigram_from_spec(spec, cache_capacity=cache_capacity, where=where)
+    return UnigramModel.from_json_dict(spec, cache_capacity=cache_capacity)

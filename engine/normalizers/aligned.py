@@ -30,7 +30,7 @@ class AlignedText:
     (the pre-tokenizer's ``prepend_scheme: first`` asks whether a piece starts it).
     """
 
-    __slots__ = ("text", "align")
+    __slots__ = ("align", "text")
 
     def __init__(self, text: str, align: list[Span] | None = None, start: int = 0) -> None:
         self.text = text
@@ -83,20 +83,26 @@ class AlignedText:
         ``content``, each new character spanning the LAST character matched."""
         if not pattern or pattern not in self.text:
             return
+        spans = []
+        pos = 0
+        while (hit := self.text.find(pattern, pos)) >= 0:
+            spans.append((hit, hit + len(pattern)))
+            pos = hit + len(pattern)
+        self.replace_spans(spans, content)
+
+    def replace_spans(self, spans: list[tuple[int, int]], content: str) -> None:
+        """The characters in each ``[start, end)`` of ``spans`` (sorted, disjoint) become
+        ``content``: each new character spans the last character replaced (``(0, 0)`` for
+        an empty match at the start), as tokenizers aligns a replacement."""
         text, old = self.text, self.align
         chars: list[str] = []
         align: list[Span] = []
         pos = 0
-        n = len(pattern)
-        while True:
-            hit = text.find(pattern, pos)
-            if hit < 0:
-                break
-            chars.append(text[pos:hit])
-            align += old[pos:hit]
-            end = hit + n
+        for start, end in spans:
+            chars.append(text[pos:start])
+            align += old[pos:start]
             chars.append(content)
-            align += [old[end - 1]] * len(content)
+            align += [old[end - 1] if end >= 1 else (0, 0)] * len(content)
             pos = end
         chars.append(text[pos:])
         align += old[pos:]

@@ -9,7 +9,7 @@ into a flat list, each able to run two ways:
 Both must give the same string: ``tests/engine/normalizers/test_piece_normalizer.py``
 checks that, and the encode tests check both against ``tokenizers``.
 
-Supported: ``Prepend``, ``Replace`` (a literal pattern), ``NFC``/``NFD``/``NFKC``/``NFKD``,
+Supported: ``Prepend``, ``Replace`` (a literal or a regex), ``NFC``/``NFD``/``NFKC``/``NFKD``,
 ``Lowercase``, ``Strip``, ``Precompiled`` and ``Sequence`` of them. Anything else is
 refused by name and by its path in the file (``normalizer.normalizers[2]``).
 """
@@ -18,12 +18,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
 import unicodedata2 as unicodedata
 
 from ..errors import ArtifactError, UnsupportedArtifact
 from .aligned import AlignedText, strip_bounds
 
 _FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+# Oniguruma's \z / \Z not preceded by an escaping backslash
+_UNESCAPED_z = regex.compile(r"(?<!\\)((?:\\\\)*)\\z")
+_UNESCAPED_Z = regex.compile(r"(?<!\\)(?:\\\\)*\\Z")
 
 
 class Step:
@@ -61,6 +65,40 @@ class Replace(Step):
 
     def apply_aligned(self, at: AlignedText) -> None:
         at.replace(self.pattern, self.content)
+
+
+def compile_oniguruma(pattern: str, where: str) -> regex.Pattern:
+    """A ``tokenizer.json`` regex (Oniguruma, Ruby syntax, as tokenizers compiles it) for
+    the ``regex`` module: ``^``/``$`` match at line ends (MULTILINE) and ``\\z`` is the end
+    of the text; ``\\Z`` (end or before a final newline) has no exact equivalent and is
+    refused.
+
+    Raises:
+        UnsupportedArtifact: the pattern holds ``\\Z``.
+        ArtifactError: it does not compile.
+    """
+    if _UNESCAPED_Z.search(pattern):
+        raise UnsupportedArtifact(f"{where}: a regex with \\Z")
+    try:
+        return regex.compile(_UNESCAPED_z.sub(r"\1\\Z", pattern), regex.MULTILINE)
+    except regex.error as e:
+        raise ArtifactError(f"{where}: regex {pattern!r:.60} does not compile: {e}") from None
+
+
+class ReplaceRegex(Step):
+    """Every match of a regex (``compile_oniguruma``) becomes ``content``."""
+
+    def __init__(self, pattern: str, content: str, where: str) -> None:
+        self.regex = compile_oniguruma(pattern, where)
+        self.content = content
+
+    def apply(self, text: str) -> str:
+        return self.regex.sub(lambda _: self.content, text)
+
+    def apply_aligned(self, at: AlignedText) -> None:
+        spans = [m.span() for m in self.regex.finditer(at.text)]
+        if spans:
+            at.replace_spans(spans, self.content)
 
 
 class UnicodeForm(Step):
@@ -131,9 +169,11 @@ class PrecompiledStep(Step):
         return self.map.normalize(text)
 
     def apply_aligned(self, at: AlignedText) -> None:
-        changes, removed_first = self.map.transformations(at.text)
-        if changes is not None:
-            at.transform(changes, removed_first)
+        out, sources = self.map.normalize_sources(at.text)
+        if sources is not None:  # per new character, the old one it aligns with (-1: none)
+            old = at.align
+            at.text = out
+            at.align = [old[i] if i >= 0 else (0, 0) for i in sources]
 
 
 class PieceNormalizer:
@@ -168,10 +208,14 @@ class PieceNormalizer:
             self.steps.append(Prepend(_string(spec, "prepend", where)))
         elif kind == "Replace":
             pattern = spec.get("pattern")
-            if not isinstance(pattern, dict) or "String" not in pattern:
-                raise UnsupportedArtifact(f"{where}: Replace with a regex pattern")
-            self.steps.append(Replace(_string(pattern, "String", where),
-                                      _string(spec, "content", where)))
+            content = _string(spec, "content", where)
+            if isinstance(pattern, dict) and "Regex" in pattern:
+                self.steps.append(ReplaceRegex(_string(pattern, "Regex", where), content, where))
+            elif isinstance(pattern, dict) and "String" in pattern:
+                self.steps.append(Replace(_string(pattern, "String", where), content))
+            else:
+                raise ArtifactError(f"{where}.pattern is neither {{\"String\"}} nor "
+                                    f"{{\"Regex\"}}")
         elif kind in _FORMS:
             self.steps.append(UnicodeForm(kind))
         elif kind == "Lowercase":

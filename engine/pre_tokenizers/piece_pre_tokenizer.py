@@ -7,7 +7,7 @@ first`` prepends its ``▁`` only there (``tokenizers`` asks ``offsets_original(
 
 Supported (as Hugging Face ``tokenizers`` 0.23 defines them): ``Metaspace``
 (``prepend_scheme`` first/always/never, legacy ``add_prefix_space``, ``split``),
-``Split`` on a literal string with every behaviour and ``invert``, ``WhitespaceSplit`` and
+``Split`` on a literal or a regex with every behaviour and ``invert``, ``WhitespaceSplit`` and
 ``Sequence``. No pre-tokenizer at all means the whole normalized text is one piece.
 Anything else is refused by name and path.
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ArtifactError, UnsupportedArtifact
 from ..normalizers.aligned import AlignedText, is_whitespace
+from ..normalizers.piece_normalizer import compile_oniguruma
 
 #: a piece as plain text, and whether it begins the input
 Plain = tuple[str, bool]
@@ -99,6 +100,28 @@ class SplitLiteral(PieceStep):
 
     def split_aligned(self, at: AlignedText) -> list[AlignedText]:
         return [at.slice(a, b) for a, b in self._ranges(at.text)]
+
+
+class SplitRegex(SplitLiteral):
+    """``Split`` on a regex (Oniguruma's syntax as tokenizers compiles it; SentencePiece
+    models with user-defined symbols convert to an alternation of them)."""
+
+    def __init__(self, pattern: str, behavior: str, invert: bool, where: str) -> None:
+        super().__init__(pattern, behavior, invert)
+        self.regex = compile_oniguruma(pattern, where)
+
+    def _ranges(self, text: str) -> list[tuple[int, int]]:
+        segments: list[tuple[int, int, bool]] = []
+        pos = 0
+        for m in self.regex.finditer(text):
+            a, b = m.span()
+            if a > pos:
+                segments.append((pos, a, self.invert))
+            segments.append((a, b, not self.invert))
+            pos = b
+        if pos < len(text):
+            segments.append((pos, len(text), self.invert))
+        return _cuts(segments, self.behavior)
 
 
 class WhitespaceSplit(PieceStep):
@@ -189,16 +212,19 @@ class PiecePreTokenizer:
         elif kind == "Split":
             pattern = spec.get("pattern")
             behavior = spec.get("behavior")
-            if not isinstance(pattern, dict) or not isinstance(pattern.get("String"), str):
-                raise UnsupportedArtifact(f"{where}: Split with a regex pattern "
-                                          f"in a SentencePiece-style tokenizer")
             if behavior not in _BEHAVIORS:
                 raise ArtifactError(f"{where}.behavior {behavior!r:.40} is not one of "
                                     f"{', '.join(_BEHAVIORS)}")
-            if not pattern["String"]:
-                raise ArtifactError(f"{where}.pattern is empty")
-            self.steps.append(SplitLiteral(pattern["String"], behavior,
-                                           bool(spec.get("invert", False))))
+            invert = bool(spec.get("invert", False))
+            if isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str):
+                self.steps.append(SplitRegex(pattern["Regex"], behavior, invert, where))
+            elif isinstance(pattern, dict) and isinstance(pattern.get("String"), str):
+                if not pattern["String"]:
+                    raise ArtifactError(f"{where}.pattern is empty")
+                self.steps.append(SplitLiteral(pattern["String"], behavior, invert))
+            else:
+                raise ArtifactError(f"{where}.pattern is neither {{\"String\"}} nor "
+                                    f"{{\"Regex\"}}")
         else:
             raise UnsupportedArtifact(f"{where}: pre_tokenizer {kind!r:.60}")
 

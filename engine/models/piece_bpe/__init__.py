@@ -1,0 +1,1 @@
+"""Piece BPE: tokenizers' BPE model over string pieces (the SentencePiece BPE family)."""

@@ -1,0 +1,117 @@
+/* piece_bpe_merges.h: the merge table, (left id, right id) -> (rank, merged id).
+ *
+ * tokenizers keeps ``AHashMap<(u32, u32), (u32, u32)>`` built by collecting the merges
+ * list in order, so when a pair is listed twice the LATER entry (its rank) wins; ``put``
+ * does the same. Ranks are positions in the list (after tokenizers drops "#version"
+ * lines of string merges), so a rank also names its merged id: ``merged(rank)`` answers
+ * the merge loop's stale-entry check without keeping the id in every heap entry.
+ *
+ * A flat open-addressing array of 16-byte slots (key, value), at most 5/8 full, probed
+ * linearly: one cache line per lookup in the common case. Read-only after building.
+ */
+#ifndef TOKSERVE_PIECE_BPE_MERGES_H
+#define TOKSERVE_PIECE_BPE_MERGES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "piece_bpe_vocab.h"
+
+namespace piece_bpe {
+
+class Merges {
+public:
+    static constexpr uint64_t NONE = 0xFFFFFFFFFFFFFFFFULL;
+
+    /* Room for ``n`` merges (building; before any ``put``). */
+    void reserve(size_t n) {
+        size_t cap = 16;
+        while (cap * 5 < n * 8) cap <<= 1;
+        slots_.assign(cap, Slot{NONE, 0});
+        mask_ = cap - 1;
+        shift_ = 64 - log2_of(cap);
+        merged_.clear();
+        merged_.reserve(n);
+        count_ = 0;
+    }
+
+    /* Records merge number ``rank`` (ranks are given in increasing order, from 0). */
+    void put(uint32_t left, uint32_t right, uint32_t new_id) {
+        uint32_t rank = (uint32_t)merged_.size();
+        merged_.push_back(new_id);
+        uint64_t key = ((uint64_t)left << 32) | right;
+        uint64_t val = ((uint64_t)rank << 32) | new_id;
+        if ((count_ + 1) * 8 > slots_.size() * 5) grow();
+        size_t i = slot_of(key);
+        while (slots_[i].key != NONE && slots_[i].key != key) i = (i + 1) & mask_;
+        if (slots_[i].key == NONE) count_++;
+        slots_[i].key = key;
+        slots_[i].val = val;  /* a repeated pair: the later rank wins, as in tokenizers */
+    }
+
+    /* rank << 32 | merged id of the pair (left, right), or NONE. */
+    inline uint64_t find(uint32_t left, uint32_t right) const {
+        uint64_t key = ((uint64_t)left << 32) | right;
+        for (size_t i = slot_of(key);; i = (i + 1) & mask_) {
+            const Slot &s = slots_[i];
+            if (s.key == key) return s.val;
+            if (s.key == NONE) return NONE;
+        }
+    }
+
+    /* Starts loading the slot find(left, right) reads first: the merge loop asks about
+     * several pairs at once (all of a chunk's first pairs; the two new pairs after a
+     * merge), and the table of a large vocabulary is far larger than the caches. */
+    inline void prefetch(uint32_t left, uint32_t right) const {
+        __builtin_prefetch(&slots_[slot_of(((uint64_t)left << 32) | right)]);
+    }
+
+    /* The id merge number ``rank`` makes. */
+    inline uint32_t merged(uint32_t rank) const { return merged_[rank]; }
+
+    /* Distinct pairs. */
+    size_t count() const { return count_; }
+
+private:
+    struct Slot {
+        uint64_t key, val;
+    };
+
+    static unsigned log2_of(size_t cap) {
+        unsigned b = 0;
+        while (((size_t)1 << b) < cap) b++;
+        return b;
+    }
+
+    void grow() {
+        std::vector<Slot> old;
+        old.swap(slots_);
+        size_t cap = old.size() * 2;
+        slots_.assign(cap, Slot{NONE, 0});
+        mask_ = cap - 1;
+        shift_ = 64 - log2_of(cap);
+        for (const Slot &s : old) {
+            if (s.key == NONE) continue;
+            size_t i = slot_of(s.key);
+            while (slots_[i].key != NONE) i = (i + 1) & mask_;
+            slots_[i] = s;
+        }
+    }
+
+    /* Fibonacci hashing: one multiply, the top bits (ids are dense, so the pairs'
+     * keys are too; the product's high bits depend on all of them). */
+    inline size_t slot_of(uint64_t key) const {
+        return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift_);
+    }
+
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    unsigned shift_ = 60;
+    size_t count_ = 0;
+    std::vector<uint32_t> merged_;  /* rank -> merged id */
+};
+
+}  // namespace piece_bpe
+
+#endif

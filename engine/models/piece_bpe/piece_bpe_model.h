@@ -1,0 +1,323 @@
+/* piece_bpe_model.h: the piece BPE model: tables, chunking, cache, encode.
+ *
+ * A SentencePiece-style tokenizer with no pre-tokenizer hands the model the whole
+ * normalized text as ONE sequence ("▁Hello▁world▁..."). tokenizers merges it as one
+ * word; so do we, but in chunks, and only where that cannot change a single id:
+ *
+ * Chunks end before a "▁" (U+2581) that follows a character c, when the symbol that
+ * ends at c cannot take part in a merge with a symbol that starts with "▁". Merging
+ * only ever joins two adjacent symbols, and a symbol's piece is the concatenation of
+ * the first pieces it covers (Vocab::plain), so the left symbol's piece always ends
+ * with the last character of c's first piece (c itself, ">" of "<0xNN>", or the
+ * unk_token's last character) and the right one's starts with "▁". So if no merge
+ * (a, b) has b starting with "▁" and a ending with that character (``cross_`` holds
+ * the last characters of all such a), no merge ever joins across the boundary: no heap
+ * entry spans it, and the two sides' merges touch disjoint symbols, in the same
+ * relative (rank, position) order. The first symbols are also unchanged: a "▁" is a
+ * piece (required), so a pending unknown symbol is emitted before it in both cases. The
+ * boundary's left symbol can be a pending unk (emitted at "▁"), so when unknown
+ * symbols can occur the unk_token's last character must not be in ``cross_`` either;
+ * and when a character can be dropped (no byte piece, no unk_token) chunking is off.
+ * ``finish`` checks all this; if any condition fails, the whole sequence is one chunk.
+ * Exactness first: the split rule is derived from the merges, never assumed.
+ *
+ * Chunks of up to ChunkCache::MAX_KEY bytes are cached (piece_bpe_cache.h).
+ */
+#ifndef TOKSERVE_PIECE_BPE_MODEL_H
+#define TOKSERVE_PIECE_BPE_MODEL_H
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "piece_bpe_cache.h"
+#include "piece_bpe_merges.h"
+#include "piece_bpe_vocab.h"
+#include "piece_bpe_word.h"
+
+namespace piece_bpe {
+
+enum { PB_MERGE_OK = 0, PB_MERGE_LEFT = 1, PB_MERGE_RIGHT = 2, PB_MERGE_RESULT = 3 };
+
+static const int32_t SPACE_CP = 0x2581;  /* "▁" */
+
+/* Per-call statistics, added to the cache's counters once per call. */
+struct Stats {
+    uint64_t hits = 0, misses = 0;
+};
+
+/* Where encode writes: room for one id (and, when lens is set, one length) per byte of
+ * the input, which is the most tokens it can make (every token covers a byte or more). */
+struct Out {
+    int32_t *ids;
+    uint32_t *lens;  /* nullptr: ids only */
+    size_t count;
+};
+
+/* Per-call (per-thread) working memory. */
+struct Scratch {
+    std::vector<Symbol> symbols;
+    HeapScratch heap;
+};
+
+class Model {
+public:
+    Vocab vocab;
+    Merges merges;
+    mutable ChunkCache cache;      /* internally synchronized */
+    size_t short_max = SHORT_MAX;  /* chunks of more symbols take merge_heap */
+    bool chunking = false;         /* set by finish() */
+
+    /* Before the merges (after vocab.finish()): room for ``count`` of them. */
+    void begin_merges(size_t count) {
+        merges.reserve(count);
+        for (int b = 0; b < 256; b++) {
+            static const char hex[] = "0123456789ABCDEF";
+            const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
+            byte_ids_[b] = vocab.find((const unsigned char *)name, 6);
+        }
+        made_byte_ = false;
+        is_byte_.assign(vocab.size(), 0);
+        for (int b = 0; b < 256; b++)
+            if (byte_ids_[b] >= 0) is_byte_[(size_t)byte_ids_[b]] = 1;
+        cross_.clear();
+    }
+
+    /* Merges ``count`` pieces pairs, in rank order: pair i is a = buf[at:at + lens[2i]]
+     * followed at once by b (lens[2i + 1] bytes), so a + b is contiguous too. Returns
+     * ``count``, or the index of the first pair with a piece that is not in the
+     * vocabulary and *code saying which (PB_MERGE_LEFT / RIGHT / RESULT).
+     *
+     * Batched: a batch's 3 x BATCH hashes are computed and their slots prefetched, then
+     * their pieces, then they are looked up (Gemma 3 looks up 1.5 million pieces in
+     * tables far larger than the caches; one at a time, each waited for its misses). */
+    size_t add_merges(const unsigned char *buf, const uint32_t *lens, size_t count, int *code) {
+        static const size_t BATCH = 16;
+        const unsigned char *at[BATCH];
+        uint64_t h[BATCH][3];
+        size_t done = 0;
+        while (done < count) {
+            size_t m = count - done < BATCH ? count - done : BATCH;
+            for (size_t i = 0; i < m; i++) {
+                size_t an = lens[2 * (done + i)], bn = lens[2 * (done + i) + 1];
+                at[i] = buf;
+                buf += an + bn;
+                h[i][0] = hash_bytes(at[i], an);
+                h[i][1] = hash_bytes(at[i] + an, bn);
+                h[i][2] = hash_bytes(at[i], an + bn);
+                for (int k = 0; k < 3; k++) vocab.prefetch(h[i][k]);
+            }
+            for (size_t i = 0; i < m; i++)
+                for (int k = 0; k < 3; k++) vocab.prefetch_piece(h[i][k]);
+            for (size_t i = 0; i < m; i++) {
+                size_t an = lens[2 * (done + i)], bn = lens[2 * (done + i) + 1];
+                const unsigned char *a = at[i], *b = at[i] + an;
+                int32_t left = vocab.find_hashed(a, an, h[i][0]);
+                int32_t right = vocab.find_hashed(b, bn, h[i][1]);
+                int32_t made = vocab.find_hashed(a, an + bn, h[i][2]);
+                *code = left < 0 ? PB_MERGE_LEFT : right < 0 ? PB_MERGE_RIGHT
+                                                 : made < 0 ? PB_MERGE_RESULT : PB_MERGE_OK;
+                if (*code != PB_MERGE_OK) return done + i;
+                merges.put((uint32_t)left, (uint32_t)right, (uint32_t)made);
+                if (an > 0 && bn >= 3 && b[0] == 0xE2 && b[1] == 0x96 && b[2] == 0x81) {
+                    int32_t cp;
+                    size_t start = utf8_char_start(a, an);
+                    if (utf8_char(a + start, an - start, &cp) != an - start) cp = -1;
+                    cross_.push_back(cp);  /* -1 (a malformed ending) matches nothing */
+                }
+                if (is_byte_[(size_t)made]) made_byte_ = true;
+            }
+            done += m;
+        }
+        return count;
+    }
+
+    /* After the merges: the options, then the derived tables and the chunking check.
+     * unk_id: -1 no unk_token, -2 one that is not a piece. */
+    void finish(int32_t unk_id, bool byte_fallback, bool fuse_unk, bool ignore_merges,
+                bool allow_chunking) {
+        rules_.vocab = &vocab;
+        rules_.byte_fallback = byte_fallback;
+        rules_.fuse_unk = fuse_unk;
+        rules_.unk_id = unk_id;
+        ignore_merges_ = ignore_merges;
+        bool all_bytes = true;
+        for (int b = 0; b < 256; b++) {
+            rules_.byte_ids[b] = byte_ids_[b];
+            if (byte_ids_[b] < 0) all_bytes = false;
+        }
+        std::sort(cross_.begin(), cross_.end());
+        cross_.erase(std::unique(cross_.begin(), cross_.end()), cross_.end());
+        /* token lengths, for spans of cached chunks */
+        tok_len_.assign(vocab.size(), 0);
+        for (size_t id = 0; id < vocab.size(); id++) {
+            const unsigned char *p;
+            size_t n;
+            if (vocab.piece((uint32_t)id, &p, &n)) tok_len_[id] = (uint32_t)n;
+        }
+        spans_cached_ = vocab.plain();
+        if (byte_fallback) {
+            for (int b = 0; b < 256; b++)
+                if (rules_.byte_ids[b] >= 0) tok_len_[rules_.byte_ids[b]] = 1;
+            if (made_byte_) spans_cached_ = false;  /* a merged byte piece: not 1 byte */
+        }
+        is_byte_.clear();
+        is_byte_.shrink_to_fit();
+        /* chunking (see the top of this file) */
+        bool fallback_total = byte_fallback && all_bytes;
+        unk_last_ = -1;
+        if (unk_id >= 0) {
+            const unsigned char *p;
+            size_t n;
+            if (vocab.piece((uint32_t)unk_id, &p, &n) && n > 0) {
+                size_t start = utf8_char_start(p, n);
+                if (utf8_char(p + start, n - start, &unk_last_) != n - start) unk_last_ = -1;
+            }
+        }
+        const unsigned char space[3] = {0xE2, 0x96, 0x81};
+        chunking = allow_chunking && vocab.plain() && vocab.find(space, 3) >= 0 &&
+                   (fallback_total || unk_id >= 0);
+        if (chunking && !fallback_total && (unk_last_ < 0 || crosses(unk_last_))) chunking = false;
+        split_after_.assign(0x10000 / 64, 0);
+        if (chunking) {
+            for (int32_t cp = 0; cp < 0x10000; cp++) {
+                if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+                unsigned char buf[4];
+                size_t n = encode_utf8(cp, buf);
+                if (boundary_after(buf, n, cp)) split_after_[cp >> 6] |= 1ULL << (cp & 63);
+            }
+        }
+    }
+
+    /* Ids (and lengths) of data[0:n], after the out->count already there. */
+    int encode(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
+        if (n == 0) return PB_OK;
+        if (ignore_merges_) {
+            int32_t id = vocab.find(p, n);
+            if (id >= 0) {
+                if (out->lens) out->lens[out->count] = (uint32_t)n;
+                out->ids[out->count++] = id;
+                return PB_OK;
+            }
+        }
+        if (!chunking) return encode_chunk(p, n, out, w, st);
+        size_t start = 0, pos = 1;
+        while (pos + 3 <= n) {
+            const void *hit = memchr(p + pos, 0xE2, n - pos - 2);
+            if (!hit) break;
+            size_t k = (size_t)((const unsigned char *)hit - p);
+            if (p[k + 1] == 0x96 && p[k + 2] == 0x81) {
+                if (k > start && splits_before(p, k)) {
+                    int rc = encode_chunk(p + start, k - start, out, w, st);
+                    if (rc != PB_OK) return rc;
+                    start = k;
+                }
+                pos = k + 3;
+            } else {
+                pos = k + 1;
+            }
+        }
+        return encode_chunk(p + start, n - start, out, w, st);
+    }
+
+    const SymbolRules &rules() const { return rules_; }
+
+private:
+    SymbolRules rules_;
+    bool ignore_merges_ = false;
+    bool spans_cached_ = false;
+    int32_t unk_last_ = -1;
+    std::vector<int32_t> cross_;       /* sorted last characters of a in merges (a, "▁...") */
+    int32_t byte_ids_[256];            /* building: the ids of "<0x00>".."<0xFF>" or -1 */
+    bool made_byte_ = false;           /* building: a merge makes a byte piece */
+    std::vector<uint8_t> is_byte_;     /* building: id -> is a byte piece */
+    std::vector<uint32_t> tok_len_;    /* id -> bytes of text one token covers */
+    std::vector<uint64_t> split_after_;  /* BMP bitset: a "▁" after this character starts a chunk */
+
+    bool crosses(int32_t cp) const { return std::binary_search(cross_.begin(), cross_.end(), cp); }
+
+    static size_t encode_utf8(int32_t cp, unsigned char *out) {
+        if (cp < 0x80) { out[0] = (unsigned char)cp; return 1; }
+        if (cp < 0x800) {
+            out[0] = (unsigned char)(0xC0 | (cp >> 6));
+            out[1] = (unsigned char)(0x80 | (cp & 0x3F));
+            return 2;
+        }
+        out[0] = (unsigned char)(0xE0 | (cp >> 12));
+        out[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (unsigned char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+
+    /* May a chunk end after the character c = q[0:n] (code point cp) when "▁" follows? */
+    bool boundary_after(const unsigned char *q, size_t n, int32_t cp) const {
+        if (cp < 0) return false;
+        if (vocab.find_char(q, n, cp) >= 0) return !crosses(cp);
+        bool bytes = rules_.byte_fallback;
+        for (size_t j = 0; bytes && j < n; j++) bytes = rules_.byte_ids[q[j]] >= 0;
+        if (bytes) return !crosses('>');  /* "<0xNN>" ends with ">" */
+        if (rules_.unk_id >= 0) return unk_last_ >= 0 && !crosses(unk_last_);
+        return false;  /* dropped: the symbol before is some other character's */
+    }
+
+    /* Does a chunk end before the "▁" at p + k (k > 0)? */
+    inline bool splits_before(const unsigned char *p, size_t k) const {
+        unsigned c = p[k - 1];
+        if (c < 0x80) return (split_after_[c >> 6] >> (c & 63)) & 1;
+        size_t j = utf8_char_start(p, k);
+        int32_t cp;
+        if (utf8_char(p + j, k - j, &cp) != k - j || cp < 0) return false;
+        if (cp < 0x10000) return (split_after_[cp >> 6] >> (cp & 63)) & 1;
+        return boundary_after(p + j, k - j, cp);
+    }
+
+    int encode_chunk(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
+        int32_t *ids = out->ids + out->count;
+        bool cacheable = cache.enabled() && n <= ChunkCache::MAX_KEY;
+        uint64_t h = 0;
+        if (cacheable) {
+            h = hash_bytes(p, n);
+            size_t got = cache.get(h, p, n, ids);
+            if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
+                out->count += got;
+                st->hits++;
+                return PB_OK;
+            }
+            st->misses++;
+        }
+        std::vector<Symbol> &buf = w->symbols;
+        if (buf.size() < n) buf.resize(n);  /* grows only: no per-chunk initialization */
+        Symbol *s = buf.data();
+        size_t count;
+        int rc = first_symbols(rules_, p, n, s, &count);
+        if (rc != PB_OK) return rc;
+        if (count <= short_max && count <= SHORT_MAX && vocab.plain())
+            merge_short(merges, s, &count);
+        else
+            merge_heap(merges, vocab.plain(), s, &count, &w->heap);
+        for (size_t i = 0; i < count; i++) ids[i] = s[i].id;
+        if (out->lens)
+            for (size_t i = 0; i < count; i++) out->lens[out->count + i] = s[i].len;
+        out->count += count;
+        if (cacheable) cache.put(h, p, n, ids, count);
+        return PB_OK;
+    }
+
+    /* The lengths of a cached chunk's tokens, from their pieces, when those are exact
+     * (spans_cached_, and no unknown symbol: its length is the text it stands for). */
+    bool lens_of(const int32_t *ids, size_t count, uint32_t *lens) const {
+        if (!spans_cached_) return false;
+        for (size_t i = 0; i < count; i++) {
+            if (ids[i] == rules_.unk_id) return false;
+            lens[i] = tok_len_[ids[i]];
+        }
+        return true;
+    }
+};
+
+}  // namespace piece_bpe
+
+#endif
