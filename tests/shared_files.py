@@ -24,6 +24,10 @@ BUNDLED_COPIES = {
     "artifacts/deepseek-v4/tokenizer_config.json": "artifacts/deepseek-v4/1/tokenizer_config.json",
     "templates/deepseek-v4.jinja": "artifacts/deepseek-v4/1/chat_template.jinja",
     "templates/gpt-oss.jinja": "artifacts/o200k_harmony/1/chat_template.jinja",
+    "artifacts/mistral-v0.3/tokenizer.json": "artifacts/mistral-v0.3/1/tokenizer.json",
+    "artifacts/phi3-mini/tokenizer.json": "artifacts/phi-3-mini/1/tokenizer.json",
+    "artifacts/phi3-mini/tokenizer_config.json": "artifacts/phi-3-mini/1/tokenizer_config.json",
+    "templates/phi3.5.jinja": "artifacts/phi-3-mini/1/chat_template.phi-3.5.jinja",
 }
 
 

@@ -9,6 +9,13 @@ openai-whisper sdist on PyPI (``pip download``; MIT): its ``whisper/assets/gpt2.
 is r50k_base's rank file byte for byte, and p50k_base's is that plus 24 tokens, the runs
 of 2 to 25 spaces at ranks 50257 to 50280. Both are checked against the sha256 tiktoken
 pins for them before anything is written.
+
+The SentencePiece-family tokenizers whose licences allow it (Mistral 7B v0.3, Phi-3-mini;
+not Llama 2 or Gemma) go through the importer users run (``tokserve artifact import``,
+``import_any``), so their manifests are what an import writes. Mistral v0.3's chat
+template is ours (``tools/templates/mistral-v0.3.jinja``: mistral-common's v3 instruct
+format, whose ids it reproduces); Phi-3-mini's comes from its tokenizer_config.json, with
+Phi-3.5-mini's template (``../shared/templates/phi3.5.jinja``) beside it as ``phi-3.5``.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+from tokserve.authoring.importers import import_any
 from tokserve.authoring.manifest import write_artifact
 from tokserve.presets import PRESETS
 
@@ -84,8 +92,41 @@ def bundle_gpt2_era() -> None:
             )
 
 
+#: name -> (shared folder, import_any keywords)
+PIECE_TOKENIZERS = {
+    "mistral-v0.3": ("artifacts/mistral-v0.3", dict(
+        bos_token="<s>", eos_token="</s>",  # the folder has no tokenizer_config.json
+        source="mistral-common 1.13.1 (PyPI), mistral_common/data/"
+               "mistral_instruct_tokenizer_240216.model.v2 converted to tokenizer.json "
+               "(../shared/artifacts/mistral-v0.3); chat template: tokserve's "
+               "tools/templates/mistral-v0.3.jinja (mistral-common v3's instruct format)",
+        license="Apache-2.0 (tokenizer files); MIT (tokserve's chat template)",
+        models=["mistralai/Mistral-7B-Instruct-v0.3", "mistralai/Mistral-7B-v0.3"],
+        extra_templates={"default": REPO / "tools/templates/mistral-v0.3.jinja"},
+    )),
+    "phi-3-mini": ("artifacts/phi3-mini", dict(
+        source="GitHub microsoft/onnxruntime-extensions @319f8d2c, test/data/phi-3-mini/ "
+               "(chat template: its tokenizer_config.json); phi-3.5 template: "
+               "ggml-org/llama.cpp models/templates/microsoft-Phi-3.5-mini-instruct.jinja",
+        license="MIT (tokenizer files and chat templates)",
+        models=["microsoft/Phi-3-mini-4k-instruct", "microsoft/Phi-3-mini-128k-instruct",
+                "microsoft/Phi-3.5-mini-instruct"],
+        extra_templates={"phi-3.5": SHARED / "templates/phi3.5.jinja"},
+    )),
+}
+
+
+def bundle_piece_tokenizers() -> None:
+    """Import each of PIECE_TOKENIZERS as ``tokserve artifact import`` does (same manifest,
+    byte for byte, as the command with the same options)."""
+    for name, (folder, fields) in PIECE_TOKENIZERS.items():
+        if not (ROOT / name / "1").exists():
+            import_any(SHARED / folder, ROOT, name, "1", **fields)
+
+
 def main() -> None:
     bundle_gpt2_era()
+    bundle_piece_tokenizers()
     for preset, fname in (("o200k_base", "o200k_base.tiktoken"),
                           ("cl100k_base", "cl100k_base.tiktoken"),
                           ("o200k_harmony", "o200k_base.tiktoken")):

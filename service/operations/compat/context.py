@@ -20,7 +20,9 @@ this order:
 Values are the providers' published context windows (input + output tokens): OpenAI's
 model pages for the GPT and o-series models and the legacy completion models,
 ``max_position_embeddings`` of openai/gpt-oss-20b and -120b's config.json (131072),
-GPT-2's ``n_positions`` (1024).
+GPT-2's ``n_positions`` (1024), and that of the Hugging Face config.json of each bundled
+SentencePiece-family model (Mistral 7B v0.3: 32768; Phi-3-mini-4k: 4096; Phi-3-mini-128k
+and Phi-3.5-mini: 131072).
 """
 
 from __future__ import annotations
@@ -57,6 +59,11 @@ MODELS: dict[str, int] = {
     # o200k_harmony
     "openai/gpt-oss-20b": 131_072, "openai/gpt-oss-120b": 131_072,
     "gpt-oss-20b": 131_072, "gpt-oss-120b": 131_072,
+    # mistral-v0.3
+    "mistralai/Mistral-7B-Instruct-v0.3": 32_768, "mistralai/Mistral-7B-v0.3": 32_768,
+    # phi-3-mini
+    "microsoft/Phi-3-mini-4k-instruct": 4_096, "microsoft/Phi-3-mini-128k-instruct": 131_072,
+    "microsoft/Phi-3.5-mini-instruct": 131_072,
 }
 
 #: tokenizer name -> the model whose length a request naming only the tokenizer gets
@@ -64,6 +71,8 @@ TOKENIZERS: dict[str, str] = {
     "o200k_base": "gpt-4o", "o200k_harmony": "openai/gpt-oss-20b",
     "cl100k_base": "gpt-4", "p50k_base": "text-davinci-003",
     "p50k_edit": "text-davinci-003", "r50k_base": "davinci", "gpt2": "gpt2",
+    "mistral-v0.3": "mistralai/Mistral-7B-Instruct-v0.3",
+    "phi-3-mini": "microsoft/Phi-3-mini-4k-instruct",
 }
 
 _SNAPSHOT = re.compile(r"^(.+)-\d{4}-\d{2}-\d{2}$")  # gpt-4o-2024-08-06
