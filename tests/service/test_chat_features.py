@@ -44,6 +44,10 @@ CONVERSATIONS = {
 }
 
 
+#: bundled tokenizers whose templates ignore ``tools``
+WRITES_NO_TOOLS = {"phi-3-mini@1"}
+
+
 def _templated(client) -> list[str]:
     return [t["tokenizer"] for t in client.get("/tokenizers").json()["tokenizers"]
             if t["chat_templates"]]
@@ -73,8 +77,9 @@ def test_message_counts_sum_to_count_on_every_bundled_template(client, conv, gen
             assert [m["role"] for m in answer["message_counts"]] == \
                 [m["role"] for m in messages]
         assert counted["message_counts"] == r["message_counts"]
-        if tools:
-            assert r["tools_tokens"] > 0, tokenizer
+        if tools:  # Phi-3's templates write no tools: there is nothing to attribute
+            assert (r["tools_tokens"] == 0) if tokenizer in WRITES_NO_TOOLS else \
+                (r["tools_tokens"] > 0), tokenizer
 
 
 def test_message_counts_attribute_content_to_its_message(client):
