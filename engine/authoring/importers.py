@@ -16,7 +16,7 @@ from ..errors import ArtifactError
 from ..file_checks import read_json, special_tokens_map
 from ..file_kinds import (SENTENCEPIECE, TEKKEN, TIKTOKEN, TOKENIZER_JSON, UNKNOWN, refusal,
                           sniff)
-from ..formats import added_token_text
+from ..tokenizer_json import added_token_text
 from ..patterns import resolve_pattern
 from ..presets import PRESETS
 from ..sentencepiece_files import CONTROL, UNKNOWN as UNKNOWN_PIECE, read_model_proto
