@@ -33,10 +33,7 @@ from .file_kinds import (
     sniff_bytes,
 )
 from .presets import PRESETS, Preset
-from .tokenizer_json import (
-    load_sentencepiece,
-    load_tokenizer_json,
-)
+from .tokenizer_json import load_sentencepiece, load_tokenizer_json
 from .versions import MANIFEST, read_manifest, verify_files
 
 # ---------------------------------------------------------------- tiktoken

@@ -19,11 +19,12 @@ from itertools import accumulate
 from typing import Any
 
 from .added_vocabulary.added_tokens import Match, Policy, Ranges
-from .added_vocabulary.piece_added import PieceAddedVocabulary, PlainPart
+from .added_vocabulary.piece_added import PieceAddedVocabulary
 from .artifact import Artifact
 from .decoders.decoder import Errors
 from .decoders.piece_decoder import PieceDecoder, PieceStream
 from .errors import UnknownTokenId
+from .models.piece_models import takes_ends
 from .normalizers.aligned import AlignedText
 from .normalizers.piece_normalizer import PieceNormalizer
 from .offsets import Units, to_units
@@ -46,9 +47,13 @@ class PieceTokenizer(Tokenizer):
         self._norm = PieceNormalizer(artifact.normalizer)
         self._pieces_added = PieceAddedVocabulary(added, self._norm)
         self._pre_pieces = PiecePreTokenizer(artifact.pre_tokenizer)
+        #: whether pre-tokenizing can never cut normalized text (Gemma 3 splits on " "
+        #: after its normalizer has replaced every " "): each part then goes whole
+        self._pre_is_identity = self._pre_pieces.never_cuts(self._norm)
         self._model = artifact.piece_model  # built by formats.py, which names the file
         if self._model is None:
             raise ValueError("a piece artifact without its model (formats.py builds it)")
+        self._takes_ends = takes_ends(self._model)
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
@@ -84,22 +89,36 @@ class PieceTokenizer(Tokenizer):
 
     # ================================================================ encoding
 
-    def _pieces(self, part: PlainPart | AlignedText) -> list[str]:
-        if isinstance(part, PlainPart):
-            return self._pre_pieces.split(part.text, part.first)
-        return self._pre_pieces.split(part.text, part.original_start() == 0)
+    def _segments(self, text: str, policy: Policy, plain_ranges: Ranges) -> list:
+        """The text as the model sees it: ids of matched literals (int) and the UTF-8 of
+        each pre-tokenized piece (bytes), in order."""
+        out: list = []
+        pre = None if self._pre_is_identity else self._pre_pieces.split
+        for part in self._pieces_added.split(text, policy, plain_ranges):
+            if type(part) is Match:
+                out.append(part.id)
+            elif pre is None:
+                out.append(part[0].encode("utf-8"))
+            elif self._takes_ends:  # one model call for all of a part's pieces
+                pieces = [p.encode("utf-8") for p in pre(*part)]
+                if pieces:
+                    out.append((b"".join(pieces), list(accumulate(map(len, pieces)))))
+            else:
+                out += [p.encode("utf-8") for p in pre(*part)]
+        return out
 
     def encode(self, text: str, special_tokens: Policy = "reject",
                add_special_tokens: bool = False, plain_ranges: Ranges = None) -> list[int]:
         text, _ = _prepare(text)
         ids: list[int] = []
         encode = self._model.encode
-        for part in self._pieces_added.split(text, special_tokens, plain_ranges):
-            if isinstance(part, Match):
-                ids.append(part.id)
+        for seg in self._segments(text, special_tokens, plain_ranges):
+            if type(seg) is int:
+                ids.append(seg)
+            elif type(seg) is tuple:
+                ids += encode(*seg)
             else:
-                for piece in self._pieces(part):
-                    ids += encode(piece.encode("utf-8"))
+                ids += encode(seg)
         return self._post.apply(ids) if add_special_tokens else ids
 
     def count(self, text: str, special_tokens: Policy = "reject",
@@ -107,12 +126,8 @@ class PieceTokenizer(Tokenizer):
         text, _ = _prepare(text)
         n = self._post.added if add_special_tokens else 0
         count = self._model.count
-        for part in self._pieces_added.split(text, special_tokens, plain_ranges):
-            if isinstance(part, Match):
-                n += 1
-            else:
-                for piece in self._pieces(part):
-                    n += count(piece.encode("utf-8"))
+        for seg in self._segments(text, special_tokens, plain_ranges):
+            n += 1 if type(seg) is int else count(*seg) if type(seg) is tuple else count(seg)
         return n
 
     def encode_with_offsets(self, text: str, units: Units = "char",

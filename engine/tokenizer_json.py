@@ -182,8 +182,12 @@ def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
     except ArtifactError as e:
         raise ArtifactError(f"{where}: {e}", path=where) from None
     config = config or {}
+    # the stages too: a SentencePiece .model's post-processor comes from the caller's
+    # add_bos/add_eos, not from the bytes the data hash covers
     settings = {"format": fmt, "family": "pieces", "config": {
-        k: config.get(k) for k in ("bos_token", "eos_token")}}
+        k: config.get(k) for k in ("bos_token", "eos_token")},
+        "stages": {k: spec.get(k) for k in ("normalizer", "pre_tokenizer", "post_processor",
+                                            "decoder", "added_tokens")}}
     return Artifact(
         name=name,
         format=fmt,

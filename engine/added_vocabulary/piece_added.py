@@ -20,7 +20,6 @@ does not refuse it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Union
 
 from ..artifact import AddedToken
@@ -30,14 +29,9 @@ from ..normalizers.piece_normalizer import PieceNormalizer
 from .added_tokens import POLICIES, AddedTokenScanner, Match, PlainSpans, Ranges
 
 
-@dataclass(frozen=True, slots=True)
-class PlainPart:
-    """Normalized ordinary text, and whether it begins the input."""
-
-    text: str
-    first: bool
-
-
+#: normalized ordinary text, and whether it begins the input (a bare tuple: a text can
+#: have thousands of parts, one per newline in Gemma 3, and this is built for each)
+PlainPart = tuple[str, bool]
 Part = Union[Match, PlainPart, AlignedText]
 
 
@@ -132,7 +126,7 @@ class PieceAddedVocabulary:
                 return [at] if at.text else []
             if normalized is None:
                 normalized = self._norm.apply(gap)
-            return [PlainPart(normalized, start == 0)] if normalized else []
+            return [(normalized, start == 0)] if normalized else []
         at = self._norm.apply_aligned(AlignedText(gap, start=start))
         local = None
         if spans:
@@ -152,5 +146,5 @@ class PieceAddedVocabulary:
                 pos = m.end
         if aligned:
             return parts
-        return [p if isinstance(p, Match) else PlainPart(p.text, p.original_start() == 0)
+        return [p if isinstance(p, Match) else (p.text, p.original_start() == 0)
                 for p in parts]

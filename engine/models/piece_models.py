@@ -48,3 +48,11 @@ def build_piece_model(spec: dict[str, Any], *, cache_capacity: int = 65536,
     from .unigram._unigram import UnigramModel
 
     return UnigramModel.from_json_dict(spec, cache_capacity=cache_capacity)
+
+
+def takes_ends(model: Any) -> bool:
+    """Whether ``model.encode(data, ends)`` takes many pieces at once (``ends``: their
+    exclusive byte ends in ``data``), so a text costs one call instead of one per word."""
+    from .unigram._unigram import UnigramModel
+
+    return isinstance(model, UnigramModel)

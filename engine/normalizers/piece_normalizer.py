@@ -235,6 +235,14 @@ class PieceNormalizer:
     def __bool__(self) -> bool:
         return bool(self.steps)
 
+    def removes(self, literal: str) -> bool:
+        """Whether ``literal`` can never occur in a normalized text: the last step is a
+        literal Replace of it, and neither its content nor any prefix holds it."""
+        if not self._fused or self._pattern != literal:
+            return False
+        return literal not in self._content and literal not in self._prefix and not any(
+            c in literal for c in self._content)
+
     def apply(self, text: str) -> str:
         if self._fused:
             if not text:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import regex
+
 from ..errors import ArtifactError, UnsupportedArtifact
 from ..normalizers.aligned import AlignedText, is_whitespace
 from ..normalizers.piece_normalizer import compile_oniguruma
@@ -28,6 +30,9 @@ _BEHAVIORS = ("Removed", "Isolated", "MergedWithPrevious", "MergedWithNext", "Co
 class PieceStep:
     def split(self, text: str, first: bool) -> list[Plain]:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def split_many(self, pieces: list[Plain]) -> list[Plain]:
+        return [p for t, f in pieces for p in self.split(t, f)]
 
     def split_aligned(self, at: AlignedText) -> list[AlignedText]:  # pragma: no cover
         raise NotImplementedError
@@ -125,26 +130,22 @@ class SplitRegex(SplitLiteral):
 
 
 class WhitespaceSplit(PieceStep):
-    """Cut at, and drop, every run of whitespace."""
+    """Cut at, and drop, every run of whitespace (Unicode White_Space, as Rust's
+    ``char::is_whitespace``)."""
+
+    _WORDS = regex.compile(r"[^\p{White_Space}]+")
 
     def _ranges(self, text: str) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        start = None
-        for i, c in enumerate(text):
-            if is_whitespace(c):
-                if start is not None:
-                    out.append((start, i))
-                    start = None
-            elif start is None:
-                start = i
-        if start is not None:
-            out.append((start, len(text)))
-        return out
+        return [m.span() for m in self._WORDS.finditer(text)]
 
     def split(self, text: str, first: bool) -> list[Plain]:
-        if text.isprintable() and " " not in text:  # no whitespace at all: one piece
-            return [(text, first)] if text else []
-        return [(text[a:b], first and a == 0) for a, b in self._ranges(text)]
+        words = self._WORDS.findall(text)
+        if not words:
+            return []
+        out = [(w, False) for w in words]
+        if first and not is_whitespace(text[0]):
+            out[0] = (words[0], True)
+        return out
 
     def split_aligned(self, at: AlignedText) -> list[AlignedText]:
         return [at.slice(a, b) for a, b in self._ranges(at.text)]
@@ -174,6 +175,16 @@ class Metaspace(PieceStep):
             return [(text, first)] if text else []
         bounds = self._starts(text) + [len(text)]
         return [(text[a:b], first and a == 0) for a, b in zip(bounds, bounds[1:])]
+
+    def split_many(self, pieces: list[Plain]) -> list[Plain]:
+        # T5's case, after WhitespaceSplit: words holding neither a space nor the
+        # replacement each just get it in front
+        if self.scheme == "always" and pieces:
+            joined = "".join([t for t, _ in pieces])
+            if self.rep not in joined and " " not in joined:
+                rep = self.rep
+                return [(rep + t, f) for t, f in pieces]
+        return super().split_many(pieces)
 
     def split_aligned(self, at: AlignedText) -> list[AlignedText]:
         first = at.original_start() == 0
@@ -228,11 +239,21 @@ class PiecePreTokenizer:
         else:
             raise UnsupportedArtifact(f"{where}: pre_tokenizer {kind!r:.60}")
 
+    def never_cuts(self, normalizer) -> bool:
+        """Whether every normalized text is one piece as it is: no step, or only literal
+        splits on a string the normalizer always replaces by one that cannot hold it."""
+        for step in self.steps:
+            if type(step) is not SplitLiteral or step.invert:
+                return False
+            if not normalizer.removes(step.pattern):
+                return False
+        return True
+
     def split(self, text: str, first: bool) -> list[str]:
         """The pieces of normalized ``text`` (``first``: it begins the input)."""
         pieces: list[Plain] = [(text, first)] if text else []
         for step in self.steps:
-            pieces = [p for t, f in pieces for p in step.split(t, f)]
+            pieces = step.split_many(pieces)
         return [t for t, _ in pieces]
 
     def split_aligned(self, at: AlignedText) -> list[AlignedText]:
