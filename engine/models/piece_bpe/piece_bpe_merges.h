@@ -60,13 +60,6 @@ public:
         }
     }
 
-    /* Starts loading the slot find(left, right) reads first: the merge loop asks about
-     * several pairs at once (all of a chunk's first pairs; the two new pairs after a
-     * merge), and the table of a large vocabulary is far larger than the caches. */
-    inline void prefetch(uint32_t left, uint32_t right) const {
-        __builtin_prefetch(&slots_[slot_of(((uint64_t)left << 32) | right)]);
-    }
-
     /* The id merge number ``rank`` makes. */
     inline uint32_t merged(uint32_t rank) const { return merged_[rank]; }
 
