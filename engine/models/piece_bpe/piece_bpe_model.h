@@ -2,26 +2,32 @@
  *
  * A SentencePiece-style tokenizer with no pre-tokenizer hands the model the whole
  * normalized text as ONE sequence ("▁Hello▁world▁..."). tokenizers merges it as one
- * word; so do we, but in chunks, and only where that cannot change a single id:
+ * word; so do we, but in parts, and only where that cannot change a single id:
  *
- * Chunks end before a "▁" (U+2581) that follows a character c, when the symbol that
- * ends at c cannot take part in a merge with a symbol that starts with "▁". Merging
- * only ever joins two adjacent symbols, and a symbol's piece is the concatenation of
- * the first pieces it covers (Vocab::plain), so the left symbol's piece always ends
- * with the last character of c's first piece (c itself, ">" of "<0xNN>", or the
- * unk_token's last character) and the right one's starts with "▁". So if no merge
- * (a, b) has b starting with "▁" and a ending with that character (``cross_`` holds
- * the last characters of all such a), no merge ever joins across the boundary: no heap
- * entry spans it, and the two sides' merges touch disjoint symbols, in the same
- * relative (rank, position) order. The first symbols are also unchanged: a "▁" is a
- * piece (required), so a pending unknown symbol is emitted before it in both cases. The
- * boundary's left symbol can be a pending unk (emitted at "▁"), so when unknown
- * symbols can occur the unk_token's last character must not be in ``cross_`` either;
- * and when a character can be dropped (no byte piece, no unk_token) chunking is off.
- * ``finish`` checks all this; if any condition fails, the whole sequence is one chunk.
- * Exactness first: the split rule is derived from the merges, never assumed.
+ * Why a cut is exact. Merging only ever joins two adjacent symbols, and when every id
+ * names one non-empty piece (Vocab::plain) a symbol's piece is the concatenation of the
+ * first pieces it covers. So the symbol that ends just before a character y always has
+ * a piece ending with the last character of the first piece before y (that character
+ * itself, ">" of a byte piece "<0xNN>", or the unk_token's last character), and the one
+ * that starts at y a piece starting with y (or "<" of its byte piece). If no merge
+ * (a, b) has a ending with the one and b starting with the other (``pairs_``, built
+ * from the merges list, answers that), no merge ever joins across: no heap entry spans
+ * the cut, and the two sides' merges touch disjoint symbols in the same relative
+ * (rank, position) order, so each side can be merged alone. The first symbols must not
+ * change either: a pending unknown symbol is emitted before the next character that is
+ * a piece, so when unknown symbols can occur a cut is made only before such a
+ * character, and the symbol before it may be that unknown one; when a character can be
+ * dropped (no byte piece, no unk_token) there are no cuts. Exactness first: the rule is
+ * derived from the merges of the file, never assumed, and checked by ``finish``.
  *
- * Chunks of up to ChunkCache::MAX_KEY bytes are cached (piece_bpe_cache.h).
+ * Two levels. Chunks end before a "▁" whose preceding character passes the rule
+ * (``split_after_``, a bitmap over the Basic Multilingual Plane): found with memchr, so
+ * a chunk the cache holds ("▁the") costs a scan, a hash and a lookup. A chunk the cache
+ * misses is cut further at every place the rule allows (first_symbols' cuts: words and
+ * punctuation, CJK characters that no merge joins), each part looked up in the cache
+ * and merged alone when missing: merging is superlinear in a part's length, and parts
+ * recur in text never seen before. Chunks and parts of up to ChunkCache::MAX_KEY bytes
+ * are cached (piece_bpe_cache.h).
  */
 #ifndef TOKSERVE_PIECE_BPE_MODEL_H
 #define TOKSERVE_PIECE_BPE_MODEL_H
@@ -60,6 +66,7 @@ struct Out {
 /* Per-call (per-thread) working memory. */
 struct Scratch {
     std::vector<Symbol> symbols;
+    std::vector<Cut> cuts;
     HeapScratch heap;
 };
 
@@ -83,7 +90,6 @@ public:
         is_byte_.assign(vocab.size(), 0);
         for (int b = 0; b < 256; b++)
             if (byte_ids_[b] >= 0) is_byte_[(size_t)byte_ids_[b]] = 1;
-        cross_.clear();
     }
 
     /* Merges ``count`` pieces pairs, in rank order: pair i is a = buf[at:at + lens[2i]]
@@ -122,11 +128,12 @@ public:
                                                  : made < 0 ? PB_MERGE_RESULT : PB_MERGE_OK;
                 if (*code != PB_MERGE_OK) return done + i;
                 merges.put((uint32_t)left, (uint32_t)right, (uint32_t)made);
-                if (an > 0 && bn >= 3 && b[0] == 0xE2 && b[1] == 0x96 && b[2] == 0x81) {
-                    int32_t cp;
+                if (an > 0 && bn > 0) {  /* an empty piece joins nothing by its ends */
+                    int32_t last, first;
                     size_t start = utf8_char_start(a, an);
-                    if (utf8_char(a + start, an - start, &cp) != an - start) cp = -1;
-                    cross_.push_back(cp);  /* -1 (a malformed ending) matches nothing */
+                    if (utf8_char(a + start, an - start, &last) != an - start) last = -1;
+                    utf8_char(b, bn, &first);
+                    pairs_.add(last, first);  /* pieces come from str: never malformed */
                 }
                 if (is_byte_[(size_t)made]) made_byte_ = true;
             }
@@ -149,8 +156,7 @@ public:
             rules_.byte_ids[b] = byte_ids_[b];
             if (byte_ids_[b] < 0) all_bytes = false;
         }
-        std::sort(cross_.begin(), cross_.end());
-        cross_.erase(std::unique(cross_.begin(), cross_.end()), cross_.end());
+        pairs_.finish();
         /* token lengths, for spans of cached chunks */
         tok_len_.assign(vocab.size(), 0);
         for (size_t id = 0; id < vocab.size(); id++) {
@@ -178,8 +184,12 @@ public:
             }
         }
         const unsigned char space[3] = {0xE2, 0x96, 0x81};
-        chunking = allow_chunking && vocab.plain() && vocab.find(space, 3) >= 0 &&
-                   (fallback_total || unk_id >= 0);
+        bool can_drop = unk_id == -1 && !fallback_total;
+        bool cuts = allow_chunking && vocab.plain() && !can_drop;
+        rules_.pairs = cuts ? &pairs_ : nullptr;
+        rules_.unk_possible = !fallback_total && unk_id != -1;
+        rules_.unk_last = unk_last_;
+        chunking = cuts && vocab.find(space, 3) >= 0 && (fallback_total || unk_id >= 0);
         if (chunking && !fallback_total && (unk_last_ < 0 || crosses(unk_last_))) chunking = false;
         split_after_.assign(0x10000 / 64, 0);
         if (chunking) {
@@ -230,14 +240,15 @@ private:
     bool ignore_merges_ = false;
     bool spans_cached_ = false;
     int32_t unk_last_ = -1;
-    std::vector<int32_t> cross_;       /* sorted last characters of a in merges (a, "▁...") */
+    CharPairs pairs_;                  /* (last of a, first of b) of every merge (a, b) */
     int32_t byte_ids_[256];            /* building: the ids of "<0x00>".."<0xFF>" or -1 */
     bool made_byte_ = false;           /* building: a merge makes a byte piece */
     std::vector<uint8_t> is_byte_;     /* building: id -> is a byte piece */
     std::vector<uint32_t> tok_len_;    /* id -> bytes of text one token covers */
     std::vector<uint64_t> split_after_;  /* BMP bitset: a "▁" after this character starts a chunk */
 
-    bool crosses(int32_t cp) const { return std::binary_search(cross_.begin(), cross_.end(), cp); }
+    /* May a merge join a symbol ending with cp to one starting with "▁"? */
+    bool crosses(int32_t cp) const { return pairs_.joins(cp, SPACE_CP); }
 
     static size_t encode_utf8(int32_t cp, unsigned char *out) {
         if (cp < 0x80) { out[0] = (unsigned char)cp; return 1; }
@@ -288,12 +299,47 @@ private:
             }
             st->misses++;
         }
-        std::vector<Symbol> &buf = w->symbols;
-        if (buf.size() < n) buf.resize(n);  /* grows only: no per-chunk initialization */
-        Symbol *s = buf.data();
-        size_t count;
-        int rc = first_symbols(rules_, p, n, s, &count);
+        if (w->symbols.size() < n) {  /* grow only: no per-chunk initialization */
+            w->symbols.resize(n);
+            w->cuts.resize(n);
+        }
+        Symbol *s = w->symbols.data();
+        size_t count, n_cuts;
+        int rc = first_symbols(rules_, p, n, s, &count, w->cuts.data(), &n_cuts);
         if (rc != PB_OK) return rc;
+        size_t start = out->count;
+        if (n_cuts == 0) {
+            emit(p, n, s, count, out, w, false, st);
+        } else {  /* parts no merge can join: each from the cache or merged alone */
+            const Cut *cut = w->cuts.data();
+            for (size_t j = 0; j <= n_cuts; j++) {
+                size_t from = j ? cut[j - 1].sym : 0, to = j < n_cuts ? cut[j].sym : count;
+                size_t at = j ? cut[j - 1].at : 0, end = j < n_cuts ? cut[j].at : n;
+                emit(p + at, end - at, s + from, to - from, out, w, true, st);
+            }
+        }
+        if (cacheable) cache.put(h, p, n, out->ids + start, out->count - start);
+        return PB_OK;
+    }
+
+    /* Merges the symbols s[0:count] of the text q[0:n] and appends their ids (and
+     * lengths) to out; a part of a chunk (``part``) of two symbols or more is looked up
+     * in the cache first, and put in it after. */
+    void emit(const unsigned char *q, size_t n, Symbol *s, size_t count, Out *out, Scratch *w,
+              bool part, Stats *st) const {
+        int32_t *ids = out->ids + out->count;
+        bool cacheable = part && cache.enabled() && n <= ChunkCache::MAX_KEY && count > 1;
+        uint64_t h = 0;
+        if (cacheable) {
+            h = hash_bytes(q, n);
+            size_t got = cache.get(h, q, n, ids);
+            if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
+                out->count += got;
+                st->hits++;
+                return;
+            }
+            st->misses++;
+        }
         if (count <= short_max && count <= SHORT_MAX && vocab.plain())
             merge_short(merges, s, &count);
         else
@@ -302,8 +348,7 @@ private:
         if (out->lens)
             for (size_t i = 0; i < count; i++) out->lens[out->count + i] = s[i].len;
         out->count += count;
-        if (cacheable) cache.put(h, p, n, ids, count);
-        return PB_OK;
+        if (cacheable) cache.put(h, q, n, ids, count);
     }
 
     /* The lengths of a cached chunk's tokens, from their pieces, when those are exact
