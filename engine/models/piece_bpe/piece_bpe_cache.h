@@ -95,6 +95,12 @@ public:
         }
     }
 
+    /* Starts loading the slot get(h, ...) reads first. */
+    void prefetch(uint64_t h) const {
+        const Shard &s = shards_[h >> 60];
+        if (s.n_slots) __builtin_prefetch(&s.slots[h & (s.n_slots - 1)]);
+    }
+
     /* Remembers ids[0:count] for p[0:n] (hash h). An entry is the ids, then the key
      * bytes, padded to 4 bytes so that every entry's ids are 4-aligned. */
     void put(uint64_t h, const unsigned char *p, size_t n, const int32_t *ids, size_t count) {

@@ -67,6 +67,7 @@ struct Out {
 struct Scratch {
     std::vector<Symbol> symbols;
     std::vector<Cut> cuts;
+    std::vector<uint64_t> keys;
     HeapScratch heap;
 };
 
@@ -213,16 +214,25 @@ public:
                 return PB_OK;
             }
         }
-        if (!chunking) return encode_chunk(p, n, out, w, st);
-        size_t start = 0, pos = 1;
+        if (!chunking) return encode_chunk(p, n, key_of(p, n), out, w, st);
+        /* One chunk behind the scan: a chunk's cache slot is requested when its end is
+         * found, and read when the next chunk's end is, so that its memory latency
+         * overlaps the work on the chunk before it. */
+        size_t start = 0, pos = 1, held = 0, held_len = 0;
+        uint64_t held_key = 0;
+        bool holding = false;
         while (pos + 3 <= n) {
             const void *hit = memchr(p + pos, 0xE2, n - pos - 2);
             if (!hit) break;
             size_t k = (size_t)((const unsigned char *)hit - p);
             if (p[k + 1] == 0x96 && p[k + 2] == 0x81) {
                 if (k > start && splits_before(p, k)) {
-                    int rc = encode_chunk(p + start, k - start, out, w, st);
-                    if (rc != PB_OK) return rc;
+                    uint64_t key = key_of(p + start, k - start);
+                    if (holding) {
+                        int rc = encode_chunk(p + held, held_len, held_key, out, w, st);
+                        if (rc != PB_OK) return rc;
+                    }
+                    held = start, held_len = k - start, held_key = key, holding = true;
                     start = k;
                 }
                 pos = k + 3;
@@ -230,7 +240,12 @@ public:
                 pos = k + 1;
             }
         }
-        return encode_chunk(p + start, n - start, out, w, st);
+        uint64_t key = key_of(p + start, n - start);
+        if (holding) {
+            int rc = encode_chunk(p + held, held_len, held_key, out, w, st);
+            if (rc != PB_OK) return rc;
+        }
+        return encode_chunk(p + start, n - start, key, out, w, st);
     }
 
     const SymbolRules &rules() const { return rules_; }
@@ -285,12 +300,19 @@ private:
         return boundary_after(p + j, k - j, cp);
     }
 
-    int encode_chunk(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
+    /* The cache key of a chunk or part (0: not cached), its slot requested already. */
+    inline uint64_t key_of(const unsigned char *p, size_t n) const {
+        if (!cache.enabled() || n > ChunkCache::MAX_KEY) return 0;
+        uint64_t h = hash_bytes(p, n);
+        cache.prefetch(h);
+        return h;
+    }
+
+    int encode_chunk(const unsigned char *p, size_t n, uint64_t h, Out *out, Scratch *w,
+                     Stats *st) const {
         int32_t *ids = out->ids + out->count;
-        bool cacheable = cache.enabled() && n <= ChunkCache::MAX_KEY;
-        uint64_t h = 0;
+        bool cacheable = h != 0;
         if (cacheable) {
-            h = hash_bytes(p, n);
             size_t got = cache.get(h, p, n, ids);
             if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
                 out->count += got;
@@ -301,7 +323,7 @@ private:
         }
         if (w->symbols.size() < n) {  /* grow only: no per-chunk initialization */
             w->symbols.resize(n);
-            w->cuts.resize(n);
+            w->cuts.resize(n + 1);
         }
         Symbol *s = w->symbols.data();
         size_t count, n_cuts;
@@ -309,13 +331,18 @@ private:
         if (rc != PB_OK) return rc;
         size_t start = out->count;
         if (n_cuts == 0) {
-            emit(p, n, s, count, out, w, false, st);
+            emit(p, n, 0, s, count, out, w, st);
         } else {  /* parts no merge can join: each from the cache or merged alone */
-            const Cut *cut = w->cuts.data();
+            Cut *cut = w->cuts.data();
+            cut[n_cuts] = Cut{(uint32_t)count, (uint32_t)n};
+            w->keys.resize(n_cuts + 1);
+            for (size_t j = 0, at = 0; j <= n_cuts; at = cut[j++].at)  /* requested at once */
+                w->keys[j] = cut[j].sym - (j ? cut[j - 1].sym : 0) > 1
+                                 ? key_of(p + at, cut[j].at - at) : 0;
             for (size_t j = 0; j <= n_cuts; j++) {
-                size_t from = j ? cut[j - 1].sym : 0, to = j < n_cuts ? cut[j].sym : count;
-                size_t at = j ? cut[j - 1].at : 0, end = j < n_cuts ? cut[j].at : n;
-                emit(p + at, end - at, s + from, to - from, out, w, true, st);
+                size_t from = j ? cut[j - 1].sym : 0, at = j ? cut[j - 1].at : 0;
+                emit(p + at, cut[j].at - at, w->keys[j], s + from, cut[j].sym - from, out, w,
+                     st);
             }
         }
         if (cacheable) cache.put(h, p, n, out->ids + start, out->count - start);
@@ -323,15 +350,13 @@ private:
     }
 
     /* Merges the symbols s[0:count] of the text q[0:n] and appends their ids (and
-     * lengths) to out; a part of a chunk (``part``) of two symbols or more is looked up
-     * in the cache first, and put in it after. */
-    void emit(const unsigned char *q, size_t n, Symbol *s, size_t count, Out *out, Scratch *w,
-              bool part, Stats *st) const {
+     * lengths) to out; with a cache key h (a part of two symbols or more) the part is
+     * looked up in the cache first, and put in it after. */
+    void emit(const unsigned char *q, size_t n, uint64_t h, Symbol *s, size_t count, Out *out,
+              Scratch *w, Stats *st) const {
         int32_t *ids = out->ids + out->count;
-        bool cacheable = part && cache.enabled() && n <= ChunkCache::MAX_KEY && count > 1;
-        uint64_t h = 0;
+        bool cacheable = h != 0;
         if (cacheable) {
-            h = hash_bytes(q, n);
             size_t got = cache.get(h, q, n, ids);
             if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
                 out->count += got;
