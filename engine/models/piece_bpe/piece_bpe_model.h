@@ -87,10 +87,8 @@ public:
             const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
             byte_ids_[b] = vocab.find((const unsigned char *)name, 6);
         }
-        made_byte_ = false;
-        is_byte_.assign(vocab.size(), 0);
-        for (int b = 0; b < 256; b++)
-            if (byte_ids_[b] >= 0) is_byte_[(size_t)byte_ids_[b]] = 1;
+        triples_.clear();
+        triples_.reserve(3 * count);
     }
 
     /* Merges ``count`` pieces pairs, in rank order: pair i is a = buf[at:at + lens[2i]]
@@ -136,7 +134,7 @@ public:
                     utf8_char(b, bn, &first);
                     pairs_.add(last, first);  /* pieces come from str: never malformed */
                 }
-                if (is_byte_[(size_t)made]) made_byte_ = true;
+                triples_.insert(triples_.end(), {(uint32_t)left, (uint32_t)right, (uint32_t)made});
             }
             done += m;
         }
@@ -158,21 +156,6 @@ public:
             if (byte_ids_[b] < 0) all_bytes = false;
         }
         pairs_.finish();
-        /* token lengths, for spans of cached chunks */
-        tok_len_.assign(vocab.size(), 0);
-        for (size_t id = 0; id < vocab.size(); id++) {
-            const unsigned char *p;
-            size_t n;
-            if (vocab.piece((uint32_t)id, &p, &n)) tok_len_[id] = (uint32_t)n;
-        }
-        spans_cached_ = vocab.plain();
-        if (byte_fallback) {
-            for (int b = 0; b < 256; b++)
-                if (rules_.byte_ids[b] >= 0) tok_len_[rules_.byte_ids[b]] = 1;
-            if (made_byte_) spans_cached_ = false;  /* a merged byte piece: not 1 byte */
-        }
-        is_byte_.clear();
-        is_byte_.shrink_to_fit();
         /* chunking (see the top of this file) */
         bool fallback_total = byte_fallback && all_bytes;
         unk_last_ = -1;
@@ -190,6 +173,7 @@ public:
         rules_.pairs = cuts ? &pairs_ : nullptr;
         rules_.unk_possible = !fallback_total && unk_id != -1;
         rules_.unk_last = unk_last_;
+        cover_lengths(byte_fallback);
         chunking = cuts && vocab.find(space, 3) >= 0 && (fallback_total || unk_id >= 0);
         if (chunking && !fallback_total && (unk_last_ < 0 || crosses(unk_last_))) chunking = false;
         split_after_.assign(0x10000 / 64, 0);
@@ -257,10 +241,51 @@ private:
     int32_t unk_last_ = -1;
     CharPairs pairs_;                  /* (last of a, first of b) of every merge (a, b) */
     int32_t byte_ids_[256];            /* building: the ids of "<0x00>".."<0xFF>" or -1 */
-    bool made_byte_ = false;           /* building: a merge makes a byte piece */
-    std::vector<uint8_t> is_byte_;     /* building: id -> is a byte piece */
-    std::vector<uint32_t> tok_len_;    /* id -> bytes of text one token covers */
+    std::vector<uint32_t> triples_;    /* building: left, right, made of every merge */
+    std::vector<uint32_t> tok_len_;    /* id -> bytes of text it covers; 0: not one number */
     std::vector<uint64_t> split_after_;  /* BMP bitset: a "▁" after this character starts a chunk */
+
+    /* tok_len_: how many bytes of text a token covers, for the spans of a cached chunk
+     * (whose symbols are not kept). A one-character piece covers its bytes, a byte piece
+     * (with byte_fallback) one byte, an unknown symbol any number (0: not known), and a
+     * merged token what its two parts cover, which must be one number whichever merge
+     * makes it (a byte piece also made by merging "<", "0", ... covers 1 or 6 bytes: 0).
+     * Solved by passes over the merges until nothing changes (each entry changes at
+     * most twice: unset, a number, 0). */
+    void cover_lengths(bool byte_fallback) {
+        static constexpr uint32_t UNSET = 0xFFFFFFFFu, MANY = 0;
+        tok_len_.assign(vocab.size(), UNSET);
+        for (size_t id = 0; id < vocab.size(); id++) {
+            const unsigned char *p;
+            size_t n;
+            int32_t cp;
+            if (vocab.piece((uint32_t)id, &p, &n) && n > 0 && utf8_char(p, n, &cp) == n)
+                tok_len_[id] = (uint32_t)n;
+        }
+        if (byte_fallback)
+            for (int b = 0; b < 256; b++)
+                if (byte_ids_[b] >= 0) tok_len_[(size_t)byte_ids_[b]] = 1;
+        if (rules_.unk_possible && rules_.unk_id >= 0) tok_len_[(size_t)rules_.unk_id] = MANY;
+        bool changed = true;
+        for (int pass = 0; changed && pass < 64; pass++) {
+            changed = false;
+            for (size_t i = 0; i + 2 < triples_.size(); i += 3) {
+                uint32_t l = tok_len_[triples_[i]], r = tok_len_[triples_[i + 1]];
+                uint32_t &m = tok_len_[triples_[i + 2]];
+                if (l == UNSET || r == UNSET || m == MANY) continue;
+                uint32_t c = l == MANY || r == MANY ? MANY : l + r;
+                if (m != c) {
+                    m = m == UNSET ? c : MANY;
+                    changed = true;
+                }
+            }
+        }
+        spans_cached_ = vocab.plain() && !changed;
+        for (uint32_t &len : tok_len_)
+            if (len == UNSET) len = MANY;
+        triples_.clear();
+        triples_.shrink_to_fit();
+    }
 
     /* May a merge join a symbol ending with cp to one starting with "▁"? */
     bool crosses(int32_t cp) const { return pairs_.joins(cp, SPACE_CP); }
@@ -376,14 +401,11 @@ private:
         if (cacheable) cache.put(h, q, n, ids, count);
     }
 
-    /* The lengths of a cached chunk's tokens, from their pieces, when those are exact
-     * (spans_cached_, and no unknown symbol: its length is the text it stands for). */
+    /* The lengths of a cached chunk's tokens (tok_len_), when each is one number. */
     bool lens_of(const int32_t *ids, size_t count, uint32_t *lens) const {
         if (!spans_cached_) return false;
-        for (size_t i = 0; i < count; i++) {
-            if (ids[i] == rules_.unk_id) return false;
-            lens[i] = tok_len_[ids[i]];
-        }
+        for (size_t i = 0; i < count; i++)
+            if ((lens[i] = tok_len_[ids[i]]) == 0) return false;
         return true;
     }
 };
