@@ -93,6 +93,8 @@ cdef enum:
     _MAX_ID = 1 << 24
     # A chunk's symbols are numbered with 31 bits in the heap merge (piece_bpe_word.h).
     _MAX_BYTES = 0x7FFFFFFF
+    # Inputs up to this many bytes write their ids to the stack, not a vector.
+    _SMALL = 512
 
 
 # Handing out the same int object for an id costs an INCREF; building a fresh int for
@@ -137,6 +139,19 @@ cdef list _to_list(const int32_t *ids, size_t count):
         Py_INCREF(item)
         PyList_SET_ITEM(out, i, item)
     return out
+
+
+cdef Py_ssize_t _room(bytes data) except -1:
+    """len(data), checked: the model takes fewer than _MAX_BYTES bytes at once."""
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+    if n >= _MAX_BYTES:
+        raise ValueError(f"a sequence of {n} bytes: the model takes fewer than {_MAX_BYTES}")
+    return n
+
+
+cdef int32_t *_grown(vector[int32_t] *ids, size_t n):
+    ids.resize(n)
+    return ids.data()
 
 
 cdef struct _Batch:
@@ -322,22 +337,17 @@ cdef class PieceBpeModel:
             return -1
         return self.core.vocab.find(buf.data(), buf.size())
 
-    cdef int _run(self, bytes data, vector[int32_t] *ids, vector[uint32_t] *lens) except -1:
-        """Encodes data into ids (and lens), sized to what it gives."""
+    cdef size_t _run(self, bytes data, int32_t *ids, uint32_t *lens) except? 0:
+        """Encodes data into ids (and lens, when not NULL): room for len(data) each, the
+        most tokens there can be. Returns how many."""
         cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
         cdef size_t n = <size_t>PyBytes_GET_SIZE(data)
         cdef Scratch w
         cdef Stats st
         cdef Out out
         cdef int rc
-        if n >= _MAX_BYTES:
-            raise ValueError(f"a sequence of {n} bytes: the model takes fewer than {_MAX_BYTES}")
-        ids.resize(n)  # room for a token per byte, the most there can be
-        out.ids = ids.data()
-        out.lens = NULL
-        if lens != NULL:
-            lens.resize(n)
-            out.lens = lens.data()
+        out.ids = ids
+        out.lens = lens
         out.count = 0
         if n >= _KEEP_GIL_BELOW:
             with nogil:
@@ -347,10 +357,7 @@ cdef class PieceBpeModel:
         self.core.cache.add_stats(st.hits, st.misses)
         if rc != PB_OK:
             self._raise(rc)
-        ids.resize(out.count)
-        if lens != NULL:
-            lens.resize(out.count)
-        return 0
+        return out.count
 
     cdef int _raise(self, int rc) except -1:
         raise ArtifactError(f"BPE model.unk_token {self.unk_token!r} is not in the vocabulary, "
@@ -358,15 +365,21 @@ cdef class PieceBpeModel:
 
     def encode(self, bytes data not None) -> list:
         """The ids of ``data``: the UTF-8 of one normalized, pre-tokenized sequence."""
+        cdef int32_t small[_SMALL]
         cdef vector[int32_t] ids
-        self._run(data, &ids, NULL)
-        return _to_list(ids.data(), ids.size())
+        cdef int32_t *room = &small[0]
+        if _room(data) > _SMALL:
+            room = _grown(&ids, len(data))
+        return _to_list(room, self._run(data, room, NULL))
 
     def count(self, bytes data not None) -> int:
         """How many ids ``encode(data)`` gives."""
+        cdef int32_t small[_SMALL]
         cdef vector[int32_t] ids
-        self._run(data, &ids, NULL)
-        return ids.size()
+        cdef int32_t *room = &small[0]
+        if _room(data) > _SMALL:
+            room = _grown(&ids, len(data))
+        return self._run(data, room, NULL)
 
     def encode_with_spans(self, bytes data not None) -> tuple:
         """(ids, spans): spans is flat [start0, end0, start1, end1, ...], byte offsets in
@@ -374,10 +387,12 @@ cdef class PieceBpeModel:
         covers its one byte; offsets are running sums of the tokens' lengths, as there)."""
         cdef vector[int32_t] ids
         cdef vector[uint32_t] lens
-        self._run(data, &ids, &lens)
-        cdef Py_ssize_t i, k = <Py_ssize_t>lens.size()
+        _room(data)
+        ids.resize(len(data))
+        lens.resize(len(data))
+        cdef size_t k = self._run(data, ids.data(), lens.data())
         cdef list spans = PyList_New(2 * k)
-        cdef size_t at = 0
+        cdef size_t i, at = 0
         cdef object start, end
         for i in range(k):
             start = at
@@ -387,7 +402,7 @@ cdef class PieceBpeModel:
             Py_INCREF(end)
             PyList_SET_ITEM(spans, 2 * i, start)
             PyList_SET_ITEM(spans, 2 * i + 1, end)
-        return _to_list(ids.data(), ids.size()), spans
+        return _to_list(ids.data(), k), spans
 
     def encode_many(self, list segments not None, int threads=1) -> list:
         """``[encode(s) for s in segments]``, on up to ``threads`` threads without the GIL."""

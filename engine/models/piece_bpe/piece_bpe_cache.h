@@ -95,7 +95,7 @@ public:
         }
     }
 
-    /* Starts loading the line get(h, ...) probes first. */
+    /* Starts loading the slot get(h, ...) reads first. */
     void prefetch(uint64_t h) const {
         const Shard &s = shards_[h >> 60];
         if (s.n_slots) __builtin_prefetch(&s.slots[h & (s.n_slots - 1)]);

@@ -12,6 +12,7 @@
 #ifndef TOKSERVE_PIECE_BPE_MERGES_H
 #define TOKSERVE_PIECE_BPE_MERGES_H
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -60,13 +61,6 @@ public:
         }
     }
 
-    /* Starts loading the slot find(left, right) reads first: the merge loop asks about
-     * several pairs at once (all of a chunk's first pairs; the two new pairs after a
-     * merge), and the table of a large vocabulary is far larger than the caches. */
-    inline void prefetch(uint32_t left, uint32_t right) const {
-        __builtin_prefetch(&slots_[slot_of(((uint64_t)left << 32) | right)]);
-    }
-
     /* The id merge number ``rank`` makes. */
     inline uint32_t merged(uint32_t rank) const { return merged_[rank]; }
 
@@ -110,6 +104,67 @@ private:
     unsigned shift_ = 60;
     size_t count_ = 0;
     std::vector<uint32_t> merged_;  /* rank -> merged id */
+};
+
+/* The (last character of a, first character of b) pairs of all merges (a, b), as code
+ * points: where two adjacent characters form no such pair, no merge can ever join the
+ * symbols on either side (piece_bpe_model.h says why), so a chunk is cut there. Pairs of
+ * ASCII characters, most of them, are answered from a 2 KiB bitmap; others from a flat
+ * table at most half full. Read-only after building. */
+class CharPairs {
+public:
+    void add(int32_t last, int32_t first) {
+        if (last < 0 || first < 0) return;
+        if (last < 128 && first < 128) {
+            ascii_[last * 2 + (first >> 6)] |= 1ULL << (first & 63);
+            return;
+        }
+        keys_.push_back(key(last, first));
+    }
+
+    /* After the last add. */
+    void finish() {
+        std::sort(keys_.begin(), keys_.end());
+        keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
+        size_t cap = 16;
+        while (cap < 2 * keys_.size() + 2) cap <<= 1;
+        slots_.assign(cap, EMPTY);
+        shift_ = 64;
+        for (size_t c = cap; c > 1; c >>= 1) shift_--;
+        for (uint64_t k : keys_) {
+            size_t i = slot_of(k);
+            while (slots_[i] != EMPTY) i = (i + 1) & (cap - 1);
+            slots_[i] = k;
+        }
+        keys_.clear();
+        keys_.shrink_to_fit();
+    }
+
+    /* May a merge join a symbol ending with ``last`` to one starting with ``first``?
+     * (A negative character is unknown: yes.) */
+    inline bool joins(int32_t last, int32_t first) const {
+        if (last < 0 || first < 0) return true;
+        if (last < 128 && first < 128) return (ascii_[last * 2 + (first >> 6)] >> (first & 63)) & 1;
+        uint64_t k = key(last, first);
+        for (size_t i = slot_of(k);; i = (i + 1) & (slots_.size() - 1)) {
+            if (slots_[i] == k) return true;
+            if (slots_[i] == EMPTY) return false;
+        }
+    }
+
+private:
+    static constexpr uint64_t EMPTY = ~0ULL;
+    static uint64_t key(int32_t last, int32_t first) {
+        return ((uint64_t)(uint32_t)last << 32) | (uint32_t)first;
+    }
+    inline size_t slot_of(uint64_t k) const {
+        return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> shift_);
+    }
+
+    uint64_t ascii_[256] = {};  /* bit (last, first) for ASCII pairs */
+    std::vector<uint64_t> keys_;  /* building */
+    std::vector<uint64_t> slots_ = std::vector<uint64_t>(16, EMPTY);
+    unsigned shift_ = 60;
 };
 
 }  // namespace piece_bpe

@@ -2,26 +2,32 @@
  *
  * A SentencePiece-style tokenizer with no pre-tokenizer hands the model the whole
  * normalized text as ONE sequence ("▁Hello▁world▁..."). tokenizers merges it as one
- * word; so do we, but in chunks, and only where that cannot change a single id:
+ * word; so do we, but in parts, and only where that cannot change a single id:
  *
- * Chunks end before a "▁" (U+2581) that follows a character c, when the symbol that
- * ends at c cannot take part in a merge with a symbol that starts with "▁". Merging
- * only ever joins two adjacent symbols, and a symbol's piece is the concatenation of
- * the first pieces it covers (Vocab::plain), so the left symbol's piece always ends
- * with the last character of c's first piece (c itself, ">" of "<0xNN>", or the
- * unk_token's last character) and the right one's starts with "▁". So if no merge
- * (a, b) has b starting with "▁" and a ending with that character (``cross_`` holds
- * the last characters of all such a), no merge ever joins across the boundary: no heap
- * entry spans it, and the two sides' merges touch disjoint symbols, in the same
- * relative (rank, position) order. The first symbols are also unchanged: a "▁" is a
- * piece (required), so a pending unknown symbol is emitted before it in both cases. The
- * boundary's left symbol can be a pending unk (emitted at "▁"), so when unknown
- * symbols can occur the unk_token's last character must not be in ``cross_`` either;
- * and when a character can be dropped (no byte piece, no unk_token) chunking is off.
- * ``finish`` checks all this; if any condition fails, the whole sequence is one chunk.
- * Exactness first: the split rule is derived from the merges, never assumed.
+ * Why a cut is exact. Merging only ever joins two adjacent symbols, and when every id
+ * names one non-empty piece (Vocab::plain) a symbol's piece is the concatenation of the
+ * first pieces it covers. So the symbol that ends just before a character y always has
+ * a piece ending with the last character of the first piece before y (that character
+ * itself, ">" of a byte piece "<0xNN>", or the unk_token's last character), and the one
+ * that starts at y a piece starting with y (or "<" of its byte piece). If no merge
+ * (a, b) has a ending with the one and b starting with the other (``pairs_``, built
+ * from the merges list, answers that), no merge ever joins across: no heap entry spans
+ * the cut, and the two sides' merges touch disjoint symbols in the same relative
+ * (rank, position) order, so each side can be merged alone. The first symbols must not
+ * change either: a pending unknown symbol is emitted before the next character that is
+ * a piece, so when unknown symbols can occur a cut is made only before such a
+ * character, and the symbol before it may be that unknown one; when a character can be
+ * dropped (no byte piece, no unk_token) there are no cuts. Exactness first: the rule is
+ * derived from the merges of the file, never assumed, and checked by ``finish``.
  *
- * Chunks of up to ChunkCache::MAX_KEY bytes are cached (piece_bpe_cache.h).
+ * Two levels. Chunks end before a "▁" whose preceding character passes the rule
+ * (``split_after_``, a bitmap over the Basic Multilingual Plane): found with memchr, so
+ * a chunk the cache holds ("▁the") costs a scan, a hash and a lookup. A chunk the cache
+ * misses is cut further at every place the rule allows (first_symbols' cuts: words and
+ * punctuation, CJK characters that no merge joins), each part looked up in the cache
+ * and merged alone when missing: merging is superlinear in a part's length, and parts
+ * recur in text never seen before. Chunks and parts of up to ChunkCache::MAX_KEY bytes
+ * are cached (piece_bpe_cache.h).
  */
 #ifndef TOKSERVE_PIECE_BPE_MODEL_H
 #define TOKSERVE_PIECE_BPE_MODEL_H
@@ -60,6 +66,8 @@ struct Out {
 /* Per-call (per-thread) working memory. */
 struct Scratch {
     std::vector<Symbol> symbols;
+    std::vector<Cut> cuts;
+    std::vector<uint64_t> keys;
     HeapScratch heap;
 };
 
@@ -79,11 +87,8 @@ public:
             const char name[6] = {'<', '0', 'x', hex[b >> 4], hex[b & 15], '>'};
             byte_ids_[b] = vocab.find((const unsigned char *)name, 6);
         }
-        made_byte_ = false;
-        is_byte_.assign(vocab.size(), 0);
-        for (int b = 0; b < 256; b++)
-            if (byte_ids_[b] >= 0) is_byte_[(size_t)byte_ids_[b]] = 1;
-        cross_.clear();
+        triples_.clear();
+        triples_.reserve(3 * count);
     }
 
     /* Merges ``count`` pieces pairs, in rank order: pair i is a = buf[at:at + lens[2i]]
@@ -122,13 +127,14 @@ public:
                                                  : made < 0 ? PB_MERGE_RESULT : PB_MERGE_OK;
                 if (*code != PB_MERGE_OK) return done + i;
                 merges.put((uint32_t)left, (uint32_t)right, (uint32_t)made);
-                if (an > 0 && bn >= 3 && b[0] == 0xE2 && b[1] == 0x96 && b[2] == 0x81) {
-                    int32_t cp;
+                if (an > 0 && bn > 0) {  /* an empty piece joins nothing by its ends */
+                    int32_t last, first;
                     size_t start = utf8_char_start(a, an);
-                    if (utf8_char(a + start, an - start, &cp) != an - start) cp = -1;
-                    cross_.push_back(cp);  /* -1 (a malformed ending) matches nothing */
+                    if (utf8_char(a + start, an - start, &last) != an - start) last = -1;
+                    utf8_char(b, bn, &first);
+                    pairs_.add(last, first);  /* pieces come from str: never malformed */
                 }
-                if (is_byte_[(size_t)made]) made_byte_ = true;
+                triples_.insert(triples_.end(), {(uint32_t)left, (uint32_t)right, (uint32_t)made});
             }
             done += m;
         }
@@ -149,23 +155,7 @@ public:
             rules_.byte_ids[b] = byte_ids_[b];
             if (byte_ids_[b] < 0) all_bytes = false;
         }
-        std::sort(cross_.begin(), cross_.end());
-        cross_.erase(std::unique(cross_.begin(), cross_.end()), cross_.end());
-        /* token lengths, for spans of cached chunks */
-        tok_len_.assign(vocab.size(), 0);
-        for (size_t id = 0; id < vocab.size(); id++) {
-            const unsigned char *p;
-            size_t n;
-            if (vocab.piece((uint32_t)id, &p, &n)) tok_len_[id] = (uint32_t)n;
-        }
-        spans_cached_ = vocab.plain();
-        if (byte_fallback) {
-            for (int b = 0; b < 256; b++)
-                if (rules_.byte_ids[b] >= 0) tok_len_[rules_.byte_ids[b]] = 1;
-            if (made_byte_) spans_cached_ = false;  /* a merged byte piece: not 1 byte */
-        }
-        is_byte_.clear();
-        is_byte_.shrink_to_fit();
+        pairs_.finish();
         /* chunking (see the top of this file) */
         bool fallback_total = byte_fallback && all_bytes;
         unk_last_ = -1;
@@ -178,8 +168,13 @@ public:
             }
         }
         const unsigned char space[3] = {0xE2, 0x96, 0x81};
-        chunking = allow_chunking && vocab.plain() && vocab.find(space, 3) >= 0 &&
-                   (fallback_total || unk_id >= 0);
+        bool can_drop = unk_id == -1 && !fallback_total;
+        bool cuts = allow_chunking && vocab.plain() && !can_drop;
+        rules_.pairs = cuts ? &pairs_ : nullptr;
+        rules_.unk_possible = !fallback_total && unk_id != -1;
+        rules_.unk_last = unk_last_;
+        cover_lengths(byte_fallback);
+        chunking = cuts && vocab.find(space, 3) >= 0 && (fallback_total || unk_id >= 0);
         if (chunking && !fallback_total && (unk_last_ < 0 || crosses(unk_last_))) chunking = false;
         split_after_.assign(0x10000 / 64, 0);
         if (chunking) {
@@ -203,16 +198,25 @@ public:
                 return PB_OK;
             }
         }
-        if (!chunking) return encode_chunk(p, n, out, w, st);
-        size_t start = 0, pos = 1;
+        if (!chunking) return encode_chunk(p, n, key_of(p, n), out, w, st);
+        /* One chunk behind the scan: a chunk's cache slot is requested when its end is
+         * found, and read when the next chunk's end is, so that its memory latency
+         * overlaps the work on the chunk before it. */
+        size_t start = 0, pos = 1, held = 0, held_len = 0;
+        uint64_t held_key = 0;
+        bool holding = false;
         while (pos + 3 <= n) {
             const void *hit = memchr(p + pos, 0xE2, n - pos - 2);
             if (!hit) break;
             size_t k = (size_t)((const unsigned char *)hit - p);
             if (p[k + 1] == 0x96 && p[k + 2] == 0x81) {
                 if (k > start && splits_before(p, k)) {
-                    int rc = encode_chunk(p + start, k - start, out, w, st);
-                    if (rc != PB_OK) return rc;
+                    uint64_t key = key_of(p + start, k - start);
+                    if (holding) {
+                        int rc = encode_chunk(p + held, held_len, held_key, out, w, st);
+                        if (rc != PB_OK) return rc;
+                    }
+                    held = start, held_len = k - start, held_key = key, holding = true;
                     start = k;
                 }
                 pos = k + 3;
@@ -220,7 +224,12 @@ public:
                 pos = k + 1;
             }
         }
-        return encode_chunk(p + start, n - start, out, w, st);
+        uint64_t key = key_of(p + start, n - start);
+        if (holding) {
+            int rc = encode_chunk(p + held, held_len, held_key, out, w, st);
+            if (rc != PB_OK) return rc;
+        }
+        return encode_chunk(p + start, n - start, key, out, w, st);
     }
 
     const SymbolRules &rules() const { return rules_; }
@@ -230,14 +239,56 @@ private:
     bool ignore_merges_ = false;
     bool spans_cached_ = false;
     int32_t unk_last_ = -1;
-    std::vector<int32_t> cross_;       /* sorted last characters of a in merges (a, "▁...") */
+    CharPairs pairs_;                  /* (last of a, first of b) of every merge (a, b) */
     int32_t byte_ids_[256];            /* building: the ids of "<0x00>".."<0xFF>" or -1 */
-    bool made_byte_ = false;           /* building: a merge makes a byte piece */
-    std::vector<uint8_t> is_byte_;     /* building: id -> is a byte piece */
-    std::vector<uint32_t> tok_len_;    /* id -> bytes of text one token covers */
+    std::vector<uint32_t> triples_;    /* building: left, right, made of every merge */
+    std::vector<uint32_t> tok_len_;    /* id -> bytes of text it covers; 0: not one number */
     std::vector<uint64_t> split_after_;  /* BMP bitset: a "▁" after this character starts a chunk */
 
-    bool crosses(int32_t cp) const { return std::binary_search(cross_.begin(), cross_.end(), cp); }
+    /* tok_len_: how many bytes of text a token covers, for the spans of a cached chunk
+     * (whose symbols are not kept). A one-character piece covers its bytes, a byte piece
+     * (with byte_fallback) one byte, an unknown symbol any number (0: not known), and a
+     * merged token what its two parts cover, which must be one number whichever merge
+     * makes it (a byte piece also made by merging "<", "0", ... covers 1 or 6 bytes: 0).
+     * Solved by passes over the merges until nothing changes (each entry changes at
+     * most twice: unset, a number, 0). */
+    void cover_lengths(bool byte_fallback) {
+        static constexpr uint32_t UNSET = 0xFFFFFFFFu, MANY = 0;
+        tok_len_.assign(vocab.size(), UNSET);
+        for (size_t id = 0; id < vocab.size(); id++) {
+            const unsigned char *p;
+            size_t n;
+            int32_t cp;
+            if (vocab.piece((uint32_t)id, &p, &n) && n > 0 && utf8_char(p, n, &cp) == n)
+                tok_len_[id] = (uint32_t)n;
+        }
+        if (byte_fallback)
+            for (int b = 0; b < 256; b++)
+                if (byte_ids_[b] >= 0) tok_len_[(size_t)byte_ids_[b]] = 1;
+        if (rules_.unk_possible && rules_.unk_id >= 0) tok_len_[(size_t)rules_.unk_id] = MANY;
+        bool changed = true;
+        for (int pass = 0; changed && pass < 64; pass++) {
+            changed = false;
+            for (size_t i = 0; i + 2 < triples_.size(); i += 3) {
+                uint32_t l = tok_len_[triples_[i]], r = tok_len_[triples_[i + 1]];
+                uint32_t &m = tok_len_[triples_[i + 2]];
+                if (l == UNSET || r == UNSET || m == MANY) continue;
+                uint32_t c = l == MANY || r == MANY ? MANY : l + r;
+                if (m != c) {
+                    m = m == UNSET ? c : MANY;
+                    changed = true;
+                }
+            }
+        }
+        spans_cached_ = vocab.plain() && !changed;
+        for (uint32_t &len : tok_len_)
+            if (len == UNSET) len = MANY;
+        triples_.clear();
+        triples_.shrink_to_fit();
+    }
+
+    /* May a merge join a symbol ending with cp to one starting with "▁"? */
+    bool crosses(int32_t cp) const { return pairs_.joins(cp, SPACE_CP); }
 
     static size_t encode_utf8(int32_t cp, unsigned char *out) {
         if (cp < 0x80) { out[0] = (unsigned char)cp; return 1; }
@@ -274,12 +325,19 @@ private:
         return boundary_after(p + j, k - j, cp);
     }
 
-    int encode_chunk(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st) const {
+    /* The cache key of a chunk or part (0: not cached), its slot requested already. */
+    inline uint64_t key_of(const unsigned char *p, size_t n) const {
+        if (!cache.enabled() || n > ChunkCache::MAX_KEY) return 0;
+        uint64_t h = hash_bytes(p, n);
+        cache.prefetch(h);
+        return h;
+    }
+
+    int encode_chunk(const unsigned char *p, size_t n, uint64_t h, Out *out, Scratch *w,
+                     Stats *st) const {
         int32_t *ids = out->ids + out->count;
-        bool cacheable = cache.enabled() && n <= ChunkCache::MAX_KEY;
-        uint64_t h = 0;
+        bool cacheable = h != 0;
         if (cacheable) {
-            h = hash_bytes(p, n);
             size_t got = cache.get(h, p, n, ids);
             if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
                 out->count += got;
@@ -288,12 +346,50 @@ private:
             }
             st->misses++;
         }
-        std::vector<Symbol> &buf = w->symbols;
-        if (buf.size() < n) buf.resize(n);  /* grows only: no per-chunk initialization */
-        Symbol *s = buf.data();
-        size_t count;
-        int rc = first_symbols(rules_, p, n, s, &count);
+        if (w->symbols.size() < n) {  /* grow only: no per-chunk initialization */
+            w->symbols.resize(n);
+            w->cuts.resize(n + 1);
+        }
+        Symbol *s = w->symbols.data();
+        size_t count, n_cuts;
+        int rc = first_symbols(rules_, p, n, s, &count, w->cuts.data(), &n_cuts);
         if (rc != PB_OK) return rc;
+        size_t start = out->count;
+        if (n_cuts == 0) {
+            emit(p, n, 0, s, count, out, w, st);
+        } else {  /* parts no merge can join: each from the cache or merged alone */
+            Cut *cut = w->cuts.data();
+            cut[n_cuts] = Cut{(uint32_t)count, (uint32_t)n};
+            w->keys.resize(n_cuts + 1);
+            for (size_t j = 0, at = 0; j <= n_cuts; at = cut[j++].at)  /* requested at once */
+                w->keys[j] = cut[j].sym - (j ? cut[j - 1].sym : 0) > 1
+                                 ? key_of(p + at, cut[j].at - at) : 0;
+            for (size_t j = 0; j <= n_cuts; j++) {
+                size_t from = j ? cut[j - 1].sym : 0, at = j ? cut[j - 1].at : 0;
+                emit(p + at, cut[j].at - at, w->keys[j], s + from, cut[j].sym - from, out, w,
+                     st);
+            }
+        }
+        if (cacheable) cache.put(h, p, n, out->ids + start, out->count - start);
+        return PB_OK;
+    }
+
+    /* Merges the symbols s[0:count] of the text q[0:n] and appends their ids (and
+     * lengths) to out; with a cache key h (a part of two symbols or more) the part is
+     * looked up in the cache first, and put in it after. */
+    void emit(const unsigned char *q, size_t n, uint64_t h, Symbol *s, size_t count, Out *out,
+              Scratch *w, Stats *st) const {
+        int32_t *ids = out->ids + out->count;
+        bool cacheable = h != 0;
+        if (cacheable) {
+            size_t got = cache.get(h, q, n, ids);
+            if (got != ChunkCache::MISS && (!out->lens || lens_of(ids, got, out->lens + out->count))) {
+                out->count += got;
+                st->hits++;
+                return;
+            }
+            st->misses++;
+        }
         if (count <= short_max && count <= SHORT_MAX && vocab.plain())
             merge_short(merges, s, &count);
         else
@@ -302,18 +398,14 @@ private:
         if (out->lens)
             for (size_t i = 0; i < count; i++) out->lens[out->count + i] = s[i].len;
         out->count += count;
-        if (cacheable) cache.put(h, p, n, ids, count);
-        return PB_OK;
+        if (cacheable) cache.put(h, q, n, ids, count);
     }
 
-    /* The lengths of a cached chunk's tokens, from their pieces, when those are exact
-     * (spans_cached_, and no unknown symbol: its length is the text it stands for). */
+    /* The lengths of a cached chunk's tokens (tok_len_), when each is one number. */
     bool lens_of(const int32_t *ids, size_t count, uint32_t *lens) const {
         if (!spans_cached_) return false;
-        for (size_t i = 0; i < count; i++) {
-            if (ids[i] == rules_.unk_id) return false;
-            lens[i] = tok_len_[ids[i]];
-        }
+        for (size_t i = 0; i < count; i++)
+            if ((lens[i] = tok_len_[ids[i]]) == 0) return false;
         return true;
     }
 };

@@ -55,18 +55,36 @@ struct SymbolRules {
     bool byte_fallback = false;
     bool fuse_unk = false;
     int32_t unk_id = -1;
+    /* Cuts (first_symbols' ``cuts``; piece_bpe_model.h says why they are exact): the
+     * merges' character pairs (nullptr: no cuts); whether a character can become an
+     * unknown symbol (then a cut is only made before a character that is a piece, which
+     * emits a pending unknown symbol first, and the symbol before the cut may be one);
+     * the unk_token's last character. */
+    const CharPairs *pairs = nullptr;
+    bool unk_possible = false;
+    int32_t unk_last = -1;
 };
 
 enum { PB_OK = 0, PB_UNK_MISSING = 1 };
 
+/* Where first_symbols may cut a chunk: a part starts at symbol ``sym`` and byte ``at``. */
+struct Cut {
+    uint32_t sym, at;
+};
+
 /* Writes the first symbols of p[0:n] to out (room for n: a symbol covers at least one
  * byte) and their number to *count; PB_UNK_MISSING when a character needs an
- * unk_token that is not a piece. */
+ * unk_token that is not a piece. With cuts (room for n) and r.pairs, also the places
+ * where no merge can join the symbols on either side, and their number to *n_cuts. */
 static inline int first_symbols(const SymbolRules &r, const unsigned char *p, size_t n,
-                                Symbol *out, size_t *count) {
+                                Symbol *out, size_t *count, Cut *cuts = nullptr,
+                                size_t *n_cuts = nullptr) {
     int32_t unk = -1;  /* the pending unknown symbol's id (-1: none) and its length */
     uint32_t unk_len = 0;
-    size_t i = 0, k = 0;
+    size_t i = 0, k = 0, c = 0;
+    const CharPairs *pairs = cuts ? r.pairs : nullptr;
+    int32_t last = -1;       /* the last character of the symbol before this character */
+    bool maybe_unk = false;  /* ... or, when it is not a piece, perhaps the unk_token's */
     while (i < n) {
         int32_t cp;
         size_t len = utf8_char(p + i, n - i, &cp);
@@ -76,12 +94,21 @@ static inline int first_symbols(const SymbolRules &r, const unsigned char *p, si
                 out[k++] = Symbol{unk, unk_len};
                 unk = -1;
             }
+            if (pairs && i > 0 && !pairs->joins(last, cp) &&
+                !(maybe_unk && pairs->joins(r.unk_last, cp)))
+                cuts[c++] = Cut{(uint32_t)k, (uint32_t)i};
             out[k++] = Symbol{id, (uint32_t)len};
+            last = cp;
+            maybe_unk = false;
         } else {
             bool bytes = r.byte_fallback;
             for (size_t j = 0; bytes && j < len; j++) bytes = r.byte_ids[p[i + j]] >= 0;
             if (bytes) {
+                if (pairs && i > 0 && !r.unk_possible && !pairs->joins(last, '<'))
+                    cuts[c++] = Cut{(uint32_t)k, (uint32_t)i};  /* "<0xNN>" starts with "<" */
                 for (size_t j = 0; j < len; j++) out[k++] = Symbol{r.byte_ids[p[i + j]], 1};
+                last = '>';
+                maybe_unk = r.unk_possible;
             } else if (r.unk_id != -1) {
                 if (r.unk_id < 0) return PB_UNK_MISSING;
                 if (unk >= 0 && r.fuse_unk) {
@@ -91,12 +118,17 @@ static inline int first_symbols(const SymbolRules &r, const unsigned char *p, si
                     unk = r.unk_id;
                     unk_len = (uint32_t)len;
                 }
+                last = r.unk_last;
+                maybe_unk = false;
+            } else {
+                last = -1;  /* dropped (cuts are off then): nothing is proved */
             }
         }
         i += len;
     }
     if (unk >= 0) out[k++] = Symbol{unk, unk_len};
     *count = k;
+    if (n_cuts) *n_cuts = c;
     return PB_OK;
 }
 
