@@ -24,6 +24,14 @@ class UnigramModel:
     def encode_with_spans(
         self, data: bytes, ends: Sequence[int] | None = None
     ) -> tuple[list[int], list[int]]: ...
+    def encode_metaspace(
+        self, data: bytes, replacement: str = "\u2581", first: bool = True,
+        scheme: str = "always", split: bool = True
+    ) -> list[int]: ...
+    def count_metaspace(
+        self, data: bytes, replacement: str = "\u2581", first: bool = True,
+        scheme: str = "always", split: bool = True
+    ) -> int: ...
     def encode_many(
         self, segments: list[bytes | tuple[bytes, Sequence[int] | None]], num_threads: int = 1
     ) -> list[list[int]]: ...
