@@ -21,6 +21,7 @@ import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import tokserve
 
 from tokserve.errors import ArtifactError
 from tokserve.models.unigram._unigram import UnigramModel
@@ -87,6 +88,18 @@ def t5() -> UnigramModel:
 def t5_pre() -> PiecePreTokenizer:
     with open(t5_file(), encoding="utf-8") as fh:
         return PiecePreTokenizer(json.load(fh)["pre_tokenizer"])
+
+
+def test_t5_shape_is_recognised(t5_pre):
+    assert t5_pre.metaspace_words() == ("▁", "always", True)
+    assert PiecePreTokenizer(_spec("_", "first", False)).metaspace_words() == (
+        "_", "first", False)
+    metaspace = _spec()["pretokenizers"][1]
+    for other in (None, metaspace, {"type": "WhitespaceSplit"},
+                  {"type": "Sequence", "pretokenizers": [metaspace, {"type": "WhitespaceSplit"}]},
+                  {"type": "Sequence", "pretokenizers": _spec()["pretokenizers"] + [
+                      {"type": "Split", "pattern": {"String": "x"}, "behavior": "Isolated"}]}):
+        assert PiecePreTokenizer(other).metaspace_words() is None, other
 
 
 def test_t5_equals_python_path_and_tokenizers(t5, t5_pre):
@@ -165,3 +178,13 @@ def test_bad_arguments(t5):
     with pytest.raises(TypeError):
         t5.encode_metaspace("a")
 
+
+def test_t5_tokenizer_takes_the_native_path():
+    ours = tokserve.load(t5_file())
+    assert ours._metaspace == ("▁", "always", True)  # encode and count go native
+    ref = t5_reference()
+    texts = TEXTS[::3] + ["<extra_id_0>a b</s> ▁c", " </s>", "x<pad>"]
+    for text in texts:
+        expected = ref.encode(text, add_special_tokens=False).ids
+        assert ours.encode(text, special_tokens="allow") == expected, text
+        assert ours.count(text, special_tokens="allow") == len(expected), text
