@@ -88,12 +88,13 @@ static inline int ug_metaspace_word(UnigramCore &core, const UgMetaspace &m,
     size_t end = m.split ? ug_find_rep(m, w, starts ? m.rep_n : 1, n) : n;
     int rc;
     if (prepend) {
-        thread_local std::vector<unsigned char> scratch;
-        scratch.resize(m.rep_n + end);
+        thread_local std::vector<unsigned char> scratch;  /* grown, never zeroed again */
+        const size_t size = m.rep_n + end;
+        if (scratch.size() < size) scratch.resize(size);
         memcpy(scratch.data(), m.rep, m.rep_n);
         memcpy(scratch.data() + m.rep_n, w, end);
-        rc = core.encode(scratch.data(), scratch.size(), ids, NULL, hits, misses);
-        if (scratch.capacity() > 4096) std::vector<unsigned char>().swap(scratch);
+        rc = core.encode(scratch.data(), size, ids, NULL, hits, misses);
+        if (scratch.size() > 4096) std::vector<unsigned char>().swap(scratch);
     } else {
         rc = core.encode(w, end, ids, NULL, hits, misses);
     }
