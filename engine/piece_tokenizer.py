@@ -54,6 +54,12 @@ class PieceTokenizer(Tokenizer):
         if self._model is None:
             raise ValueError("a piece artifact without its model (formats.py builds it)")
         self._takes_ends = takes_ends(self._model)
+        #: T5's shape (WhitespaceSplit then Metaspace) with a model that cuts it natively:
+        #: each part is then one ``(utf8, replacement, first, scheme, split)`` segment for
+        #: ``encode_metaspace``, and no Python object is made per word
+        meta = self._pre_pieces.metaspace_words()
+        self._metaspace = (meta if meta is not None and hasattr(self._model, "encode_metaspace")
+                           else None)
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
@@ -90,13 +96,18 @@ class PieceTokenizer(Tokenizer):
     # ================================================================ encoding
 
     def _segments(self, text: str, policy: Policy, plain_ranges: Ranges) -> list:
-        """The text as the model sees it: ids of matched literals (int) and the UTF-8 of
-        each pre-tokenized piece (bytes), in order."""
+        """The text as the model sees it, in order: ids of matched literals (int), the
+        UTF-8 of each pre-tokenized piece (bytes) or of a part's pieces with their ends
+        (``(bytes, ends)``, for ``encode(data, ends)``), or with ``_metaspace`` each part
+        whole as ``encode_metaspace``'s arguments (a 5-tuple)."""
         out: list = []
         pre = None if self._pre_is_identity else self._pre_pieces.split
+        meta = self._metaspace
         for part in self._pieces_added.split(text, policy, plain_ranges):
             if type(part) is Match:
                 out.append(part.id)
+            elif meta is not None:
+                out.append((part[0].encode("utf-8"), meta[0], part[1], meta[1], meta[2]))
             elif pre is None:
                 out.append(part[0].encode("utf-8"))
             elif self._takes_ends:  # one model call for all of a part's pieces
@@ -111,7 +122,7 @@ class PieceTokenizer(Tokenizer):
                add_special_tokens: bool = False, plain_ranges: Ranges = None) -> list[int]:
         text, _ = _prepare(text)
         ids: list[int] = []
-        encode = self._model.encode
+        encode = self._model.encode_metaspace if self._metaspace else self._model.encode
         for seg in self._segments(text, special_tokens, plain_ranges):
             if type(seg) is int:
                 ids.append(seg)
@@ -125,7 +136,7 @@ class PieceTokenizer(Tokenizer):
               add_special_tokens: bool = False, plain_ranges: Ranges = None) -> int:
         text, _ = _prepare(text)
         n = self._post.added if add_special_tokens else 0
-        count = self._model.count
+        count = self._model.count_metaspace if self._metaspace else self._model.count
         for seg in self._segments(text, special_tokens, plain_ranges):
             n += 1 if type(seg) is int else count(*seg) if type(seg) is tuple else count(seg)
         return n

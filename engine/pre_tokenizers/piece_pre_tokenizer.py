@@ -249,6 +249,18 @@ class PiecePreTokenizer:
                 return False
         return True
 
+    def metaspace_words(self) -> tuple[str, str, bool] | None:
+        """``(replacement, prepend_scheme, split)`` when the steps are exactly
+        ``WhitespaceSplit`` then ``Metaspace`` (T5's pre-tokenizer), else None: the shape
+        a Unigram model cuts natively (``UnigramModel.encode_metaspace``), whose pieces
+        are by construction those of ``split``."""
+        if len(self.steps) != 2 or type(self.steps[0]) is not WhitespaceSplit:
+            return None
+        meta = self.steps[1]
+        if type(meta) is not Metaspace:
+            return None
+        return meta.rep, meta.scheme, meta.cut
+
     def split(self, text: str, first: bool) -> list[str]:
         """The pieces of normalized ``text`` (``first``: it begins the input)."""
         pieces: list[Plain] = [(text, first)] if text else []

@@ -27,4 +27,6 @@ cdef class UnigramModel:
     cdef list _ids_list(self, const vector[int32_t] &ids)
     cdef int _encode(self, bytes data, ends, vector[int32_t] *ids,
                      vector[uint32_t] *spans) except -1
+    cdef int _metaspace(self, bytes data, str replacement, bint first, str scheme,
+                        bint split, vector[int32_t] *ids) except -1
     cdef vector[vector[int32_t]] _encode_many(self, list segments, int num_threads) except *

@@ -1,7 +1,7 @@
 """Typing stub for the compiled Unigram model (_unigram.pyx; C-level contract in _unigram.pxd)."""
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 def json_score(value: object) -> float: ...
 
@@ -24,6 +24,14 @@ class UnigramModel:
     def encode_with_spans(
         self, data: bytes, ends: Sequence[int] | None = None
     ) -> tuple[list[int], list[int]]: ...
+    def encode_metaspace(
+        self, data: bytes, replacement: str = "\u2581", first: bool = True,
+        scheme: Literal["always", "first", "never"] = "always", split: bool = True
+    ) -> list[int]: ...
+    def count_metaspace(
+        self, data: bytes, replacement: str = "\u2581", first: bool = True,
+        scheme: Literal["always", "first", "never"] = "always", split: bool = True
+    ) -> int: ...
     def encode_many(
         self, segments: list[bytes | tuple[bytes, Sequence[int] | None]], num_threads: int = 1
     ) -> list[list[int]]: ...

@@ -15,6 +15,8 @@ unigram_model.h, which states the rules that decide ids) from a vocabulary of
   write nothing shared).
 * Each id's int object is made on its first return and kept per model, so building a
   list of ids is a reference count per id.
+* ``encode_metaspace`` also does T5's pre-tokenizer (WhitespaceSplit, then Metaspace)
+  natively (unigram_metaspace.h): no Python object per word at all.
 
 Invariants: the spans of a word's tokens are byte ranges of the word, in order, and
 cover it (the ``<0xNN>`` tokens of one unknown run share that run's span).
@@ -29,7 +31,9 @@ from libc.stdlib cimport calloc, free
 from libcpp.vector cimport vector
 
 from ..._native.native cimport pf_run
-from .unigram_core cimport UG_BAD_ENDS, UG_MISSING_UNK, UG_TOO_LONG, UnigramCore
+from .unigram_core cimport (UG_BAD_ENDS, UG_MISSING_UNK, UG_PREPEND_ALWAYS, UG_PREPEND_FIRST,
+                            UG_PREPEND_NEVER, UG_TOO_LONG, UgMetaspace, UnigramCore,
+                            ug_encode_metaspace)
 
 from ...errors import ArtifactError
 
@@ -325,6 +329,36 @@ cdef class UnigramModel:
             _raise_for(status[i])
         return out
 
+    cdef int _metaspace(self, bytes data, str replacement, bint first, str scheme,
+                        bint split, vector[int32_t] *ids) except -1:
+        cdef UgMetaspace m
+        cdef bytes rep
+        cdef const unsigned char *s = <const unsigned char *>PyBytes_AS_STRING(data)
+        cdef Py_ssize_t n = PyBytes_GET_SIZE(data)
+        cdef uint64_t hits = 0, misses = 0
+        cdef int rc
+        if len(replacement) != 1:
+            raise ValueError(f"the replacement must be one character, not {replacement!r}")
+        if scheme == "always":
+            m.scheme = UG_PREPEND_ALWAYS
+        elif scheme == "first":
+            m.scheme = UG_PREPEND_FIRST
+        elif scheme == "never":
+            m.scheme = UG_PREPEND_NEVER
+        else:
+            raise ValueError(f"scheme must be always, first or never, not {scheme!r}")
+        rep = replacement.encode("utf-8")
+        m.rep = <const unsigned char *>PyBytes_AS_STRING(rep)
+        m.rep_n = PyBytes_GET_SIZE(rep)
+        m.split = split
+        if n < _KEEP_GIL_BELOW:
+            rc = ug_encode_metaspace(self.core, m, s, n, first, ids, &hits, &misses)
+        else:
+            with nogil:
+                rc = ug_encode_metaspace(self.core, m, s, n, first, ids, &hits, &misses)
+        self.core.cache.add_stats(hits, misses)
+        return _raise_for(rc)
+
     # ------------------------------------------------------------------ Python API
 
     def encode(self, bytes data not None, ends=None):
@@ -349,6 +383,30 @@ cdef class UnigramModel:
         cdef vector[uint32_t] spans
         self._encode(data, ends, &ids, &spans)
         return self._ids_list(ids), [spans[i] for i in range(spans.size())]
+
+    def encode_metaspace(self, bytes data not None, str replacement not None="\u2581",
+                         bint first=True, str scheme not None="always", bint split=True):
+        """The ids of normalized text ``data`` (UTF-8; ``first``: it begins the input)
+        cut as tokenizers' ``Sequence[WhitespaceSplit, Metaspace(replacement, scheme,
+        split)]`` cuts it, each piece encoded as ``encode`` does: T5's pre-tokenizer and
+        model in one native pass (unigram_metaspace.h states the rules). Equal to
+        ``encode(b"".join(pieces), ends)`` over the pre-tokenizer's pieces.
+
+        Raises:
+            ValueError: ``replacement`` is not one character, ``scheme`` is not always,
+                first or never, or ``data`` is 2 GiB or more.
+            ArtifactError: a piece needs the unk id and the model has none.
+        """
+        cdef vector[int32_t] ids
+        self._metaspace(data, replacement, first, scheme, split, &ids)
+        return self._ids_list(ids)
+
+    def count_metaspace(self, bytes data not None, str replacement not None="\u2581",
+                        bint first=True, str scheme not None="always", bint split=True):
+        """``len(encode_metaspace(...))`` without building the list."""
+        cdef vector[int32_t] ids
+        self._metaspace(data, replacement, first, scheme, split, &ids)
+        return ids.size()
 
     def encode_many(self, list segments, int num_threads=1):
         """``[encode(s) for s in segments]`` (a segment: bytes, or ``(bytes, ends)``)

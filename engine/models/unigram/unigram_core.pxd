@@ -34,3 +34,19 @@ cdef extern from "unigram_model.h" nogil:
         int encode_words(const unsigned char *s, size_t n, const int64_t *ends, size_t count,
                          vector[int32_t] *ids, vector[uint32_t] *spans, uint64_t *hits,
                          uint64_t *misses)
+
+
+cdef extern from "unigram_metaspace.h" nogil:
+    int UG_PREPEND_ALWAYS, UG_PREPEND_FIRST, UG_PREPEND_NEVER
+
+    cdef struct UgMetaspace:
+        const unsigned char *rep
+        size_t rep_n
+        int scheme
+        cbool split
+
+    # Appends the ids of normalized text s[0:n] as WhitespaceSplit then Metaspace cut
+    # it (first: the text begins the input); UG_OK, UG_MISSING_UNK or UG_TOO_LONG.
+    int ug_encode_metaspace(UnigramCore &core, const UgMetaspace &m, const unsigned char *s,
+                            size_t n, cbool first, vector[int32_t] *ids, uint64_t *hits,
+                            uint64_t *misses)
