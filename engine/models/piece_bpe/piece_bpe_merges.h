@@ -111,6 +111,8 @@ class CharPairs {
 public:
     void add(int32_t last, int32_t first) {
         if (last < 0 || first < 0) return;
+        if (last < 0x10000) ends_[last >> 6] |= 1ULL << (last & 63);
+        if (first < 0x10000) starts_[first >> 6] |= 1ULL << (first & 63);
         if (last < 128 && first < 128) {
             ascii_[last * 2 + (first >> 6)] |= 1ULL << (first & 63);
             return;
@@ -130,6 +132,10 @@ public:
     inline bool joins(int32_t last, int32_t first) const {
         if (last < 0 || first < 0) return true;
         if (last < 128 && first < 128) return (ascii_[last * 2 + (first >> 6)] >> (first & 63)) & 1;
+        /* a character that ends no merge's left piece (or starts no right one) joins
+         * nothing: most CJK characters of a small vocabulary, answered from 8 KiB */
+        if (last < 0x10000 && !((ends_[last >> 6] >> (last & 63)) & 1)) return false;
+        if (first < 0x10000 && !((starts_[first >> 6] >> (first & 63)) & 1)) return false;
         uint64_t k = key(last, first);
         for (size_t i = slot_of(k);; i = (i + 1) & (slots_.size() - 1)) {
             if (slots_[i] == k) return true;
@@ -156,6 +162,8 @@ private:
     }
 
     uint64_t ascii_[256] = {};  /* bit (last, first) for ASCII pairs */
+    uint64_t ends_[1024] = {};    /* BMP characters some merge's left piece ends with */
+    uint64_t starts_[1024] = {};  /* ... and some merge's right piece starts with */
     std::vector<uint64_t> slots_ = std::vector<uint64_t>(16, EMPTY);  /* at most half full */
     size_t count_ = 0;
 };
