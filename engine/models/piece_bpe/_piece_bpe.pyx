@@ -35,9 +35,9 @@ cdef extern from "piece_bpe_model.h" namespace "piece_bpe" nogil:
     cbool append_utf8(int kind, const void *data, size_t n, vector[unsigned char] *out)
 
     cdef cppclass Vocab:
-        void reserve(size_t pieces, size_t bytes)
-        void add(const unsigned char *p, size_t n, uint32_t id)
-        void finish()
+        void reserve(size_t pieces, size_t bytes) except +
+        void add(const unsigned char *p, size_t n, uint32_t id) except +
+        void finish() except +
         int32_t find(const unsigned char *p, size_t n)
         size_t size()
         size_t count()
@@ -73,10 +73,11 @@ cdef extern from "piece_bpe_model.h" namespace "piece_bpe" nogil:
         ChunkCache cache
         size_t short_max
         cbool chunking
-        void begin_merges(size_t count)
-        size_t add_merges(const unsigned char *buf, const uint32_t *lens, size_t count, int *code)
+        void begin_merges(size_t count) except +
+        size_t add_merges(const unsigned char *buf, const uint32_t *lens, size_t count,
+                          int *code) except +
         void finish(int32_t unk_id, cbool byte_fallback, cbool fuse_unk, cbool ignore_merges,
-                    cbool allow_chunking)
+                    cbool allow_chunking) except +
         int encode(const unsigned char *p, size_t n, Out *out, Scratch *w, Stats *st)
 
     int PB_OK, PB_UNK_MISSING
@@ -180,18 +181,9 @@ cdef void _run_job(void *ctx, size_t i) noexcept nogil:
     jobs.model.cache.add_stats(st.hits, st.misses)
 
 
-cdef inline bint _append(str text, vector[unsigned char] *out):
-    return append_utf8(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text),
-                       out)
-
-
-def _flag(value, str field) -> bool:
-    """A tokenizer.json boolean (null is its default, false)."""
-    if value is None:
-        return False
-    if value is True or value is False:
-        return value
-    raise ArtifactError(f"BPE model field {field!r} must be a boolean, not {value!r}")
+# Reading the tokenizer.json "model" fields into the C++ tables: a file of its own,
+# read here as part of this module.
+include "_piece_bpe_read.pxi"
 
 
 cdef class PieceBpeModel:
@@ -244,8 +236,8 @@ cdef class PieceBpeModel:
         cdef bint fallback = _flag(byte_fallback, "byte_fallback")
         cdef bint fuse = _flag(fuse_unk, "fuse_unk")
         cdef bint ignore = _flag(ignore_merges, "ignore_merges")
-        self._read_vocab(vocab)
-        self._read_merges(merges)
+        _read_vocab(self.core, vocab)
+        _read_merges(self.core, merges)
         self.unk_token = unk_token
         self.unk_id = -1
         if unk_token is not None:
@@ -256,80 +248,6 @@ cdef class PieceBpeModel:
         self.core.finish(self.unk_id, fallback, fuse, ignore, chunking)
         self.core.cache.set_capacity(cache_capacity)
         _reserve_ints(self.core.vocab.size())
-
-    cdef int _read_vocab(self, dict vocab) except -1:
-        cdef vector[unsigned char] buf
-        cdef long long tid
-        self.core.vocab.reserve(len(vocab), 8 * len(vocab))
-        for piece, value in vocab.items():
-            if type(piece) is not str:
-                raise ArtifactError(f"BPE model.vocab: key {piece!r} is not a string")
-            if type(value) is not int or value < 0:
-                raise ArtifactError(f"BPE model.vocab[{piece!r}] = {value!r} is not an id")
-            if value >= _MAX_ID:
-                raise UnsupportedArtifact(f"BPE model.vocab[{piece!r}] = {value!r} (ids must "
-                                          f"be below {_MAX_ID})")
-            tid = value
-            buf.clear()
-            if not _append(piece, &buf):
-                raise ArtifactError(f"BPE model.vocab: key {piece!r} is not valid Unicode")
-            self.core.vocab.add(buf.data(), buf.size(), <uint32_t>tid)
-        self.core.vocab.finish()
-        return 0
-
-    cdef int _read_merges(self, list merges) except -1:
-        # Every pair's pieces go into one buffer, a then b, for one batched C++ call.
-        cdef vector[unsigned char] buf
-        cdef vector[uint32_t] lens
-        cdef size_t before, n, space, i, done
-        cdef int code = PB_MERGE_OK
-        cdef bint strings = len(merges) > 0 and type(merges[0]) is str
-        buf.reserve(16 * len(merges))
-        lens.reserve(2 * len(merges))
-        for item in merges:
-            before = buf.size()
-            if strings:
-                if type(item) is not str:
-                    raise ArtifactError(f"BPE model.merges: {item!r} in a list of \"a b\" "
-                                        f"strings")
-                if (<str>item).startswith("#version"):
-                    continue  # tokenizers skips these lines (and does not count them)
-                if (<str>item).count(" ") != 1:
-                    raise ArtifactError(f"BPE model.merges: line {lens.size() // 2 + 1} "
-                                        f"({item!r}) is not two pieces separated by one space")
-                if not _append(item, &buf):
-                    raise ArtifactError(f"BPE model.merges: {item!r} is not valid Unicode")
-                n = buf.size()
-                space = before
-                while buf[space] != 32:
-                    space += 1
-                for i in range(space, n - 1):
-                    buf[i] = buf[i + 1]
-                buf.pop_back()
-                lens.push_back(<uint32_t>(space - before))
-                lens.push_back(<uint32_t>(n - 1 - space))
-            else:
-                if type(item) not in (list, tuple) or len(item) != 2 or \
-                        type(item[0]) is not str or type(item[1]) is not str:
-                    raise ArtifactError(f"BPE model.merges: {item!r} is not a pair of pieces")
-                if not _append(item[0], &buf):
-                    raise ArtifactError(f"BPE model.merges: {item!r} is not valid Unicode")
-                lens.push_back(<uint32_t>(buf.size() - before))
-                before = buf.size()
-                if not _append(item[1], &buf):
-                    raise ArtifactError(f"BPE model.merges: {item!r} is not valid Unicode")
-                lens.push_back(<uint32_t>(buf.size() - before))
-        n = lens.size() // 2
-        self.core.begin_merges(n)
-        done = self.core.add_merges(buf.data(), lens.data(), n, &code)
-        if done < n:
-            kept = [m for m in merges if not (strings and m.startswith("#version"))]
-            left, right = kept[done].split(" ") if strings else kept[done]
-            missing = left if code == PB_MERGE_LEFT else right if code == PB_MERGE_RIGHT \
-                else left + right
-            raise ArtifactError(f"BPE model.merges[{done}] ({left!r}, {right!r}): "
-                                f"{missing!r} is not in the vocabulary")
-        return 0
 
     cdef int32_t _find(self, str piece) except -2:
         cdef vector[unsigned char] buf

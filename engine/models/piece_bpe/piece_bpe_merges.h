@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "piece_bpe_pages.h"
 #include "piece_bpe_vocab.h"
 
 namespace piece_bpe {
@@ -31,7 +32,6 @@ public:
         while (cap * 5 < n * 8) cap <<= 1;
         slots_.assign(cap, Slot{NONE, 0});
         mask_ = cap - 1;
-        shift_ = 64 - log2_of(cap);
         merged_.clear();
         merged_.reserve(n);
         count_ = 0;
@@ -61,6 +61,11 @@ public:
         }
     }
 
+    /* Starts loading the slot put or find of (left, right) reads first. */
+    inline void prefetch(uint32_t left, uint32_t right) const {
+        __builtin_prefetch(&slots_[slot_of(((uint64_t)left << 32) | right)]);
+    }
+
     /* The id merge number ``rank`` makes. */
     inline uint32_t merged(uint32_t rank) const { return merged_[rank]; }
 
@@ -72,19 +77,12 @@ private:
         uint64_t key, val;
     };
 
-    static unsigned log2_of(size_t cap) {
-        unsigned b = 0;
-        while (((size_t)1 << b) < cap) b++;
-        return b;
-    }
-
     void grow() {
-        std::vector<Slot> old;
+        std::vector<Slot, PagesAllocator<Slot>> old;
         old.swap(slots_);
         size_t cap = old.size() * 2;
         slots_.assign(cap, Slot{NONE, 0});
         mask_ = cap - 1;
-        shift_ = 64 - log2_of(cap);
         for (const Slot &s : old) {
             if (s.key == NONE) continue;
             size_t i = slot_of(s.key);
@@ -93,17 +91,15 @@ private:
         }
     }
 
-    /* Fibonacci hashing: one multiply, the top bits (ids are dense, so the pairs'
-     * keys are too; the product's high bits depend on all of them). */
-    inline size_t slot_of(uint64_t key) const {
-        return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift_);
-    }
+    /* A full 64-bit mix: a pair's two ids are dense small numbers in the two halves of
+     * the key, and a cheaper multiplicative hash of that clustered the table badly
+     * (long linear probes on every lookup). */
+    inline size_t slot_of(uint64_t key) const { return (size_t)(mix64(key) & mask_); }
 
-    std::vector<Slot> slots_;
+    std::vector<Slot, PagesAllocator<Slot>> slots_;
     size_t mask_ = 0;
-    unsigned shift_ = 60;
     size_t count_ = 0;
-    std::vector<uint32_t> merged_;  /* rank -> merged id */
+    std::vector<uint32_t, PagesAllocator<uint32_t>> merged_;  /* rank -> merged id */
 };
 
 /* The (last character of a, first character of b) pairs of all merges (a, b), as code
@@ -115,29 +111,20 @@ class CharPairs {
 public:
     void add(int32_t last, int32_t first) {
         if (last < 0 || first < 0) return;
+        if (last < 0x10000) ends_[last >> 6] |= 1ULL << (last & 63);
+        if (first < 0x10000) starts_[first >> 6] |= 1ULL << (first & 63);
         if (last < 128 && first < 128) {
             ascii_[last * 2 + (first >> 6)] |= 1ULL << (first & 63);
             return;
         }
-        keys_.push_back(key(last, first));
-    }
-
-    /* After the last add. */
-    void finish() {
-        std::sort(keys_.begin(), keys_.end());
-        keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
-        size_t cap = 16;
-        while (cap < 2 * keys_.size() + 2) cap <<= 1;
-        slots_.assign(cap, EMPTY);
-        shift_ = 64;
-        for (size_t c = cap; c > 1; c >>= 1) shift_--;
-        for (uint64_t k : keys_) {
-            size_t i = slot_of(k);
-            while (slots_[i] != EMPTY) i = (i + 1) & (cap - 1);
+        if ((count_ + 1) * 2 > slots_.size()) grow();
+        uint64_t k = key(last, first);
+        size_t i = slot_of(k);
+        while (slots_[i] != EMPTY && slots_[i] != k) i = (i + 1) & (slots_.size() - 1);
+        if (slots_[i] == EMPTY) {
             slots_[i] = k;
+            count_++;
         }
-        keys_.clear();
-        keys_.shrink_to_fit();
     }
 
     /* May a merge join a symbol ending with ``last`` to one starting with ``first``?
@@ -145,6 +132,10 @@ public:
     inline bool joins(int32_t last, int32_t first) const {
         if (last < 0 || first < 0) return true;
         if (last < 128 && first < 128) return (ascii_[last * 2 + (first >> 6)] >> (first & 63)) & 1;
+        /* a character that ends no merge's left piece (or starts no right one) joins
+         * nothing: most CJK characters of a small vocabulary, answered from 8 KiB */
+        if (last < 0x10000 && !((ends_[last >> 6] >> (last & 63)) & 1)) return false;
+        if (first < 0x10000 && !((starts_[first >> 6] >> (first & 63)) & 1)) return false;
         uint64_t k = key(last, first);
         for (size_t i = slot_of(k);; i = (i + 1) & (slots_.size() - 1)) {
             if (slots_[i] == k) return true;
@@ -157,14 +148,24 @@ private:
     static uint64_t key(int32_t last, int32_t first) {
         return ((uint64_t)(uint32_t)last << 32) | (uint32_t)first;
     }
-    inline size_t slot_of(uint64_t k) const {
-        return (size_t)((k * 0x9E3779B97F4A7C15ULL) >> shift_);
+    inline size_t slot_of(uint64_t k) const { return (size_t)(mix64(k) & (slots_.size() - 1)); }
+
+    void grow() {
+        std::vector<uint64_t> old(slots_.size() * 2, EMPTY);
+        old.swap(slots_);
+        for (uint64_t k : old) {
+            if (k == EMPTY) continue;
+            size_t i = slot_of(k);
+            while (slots_[i] != EMPTY) i = (i + 1) & (slots_.size() - 1);
+            slots_[i] = k;
+        }
     }
 
     uint64_t ascii_[256] = {};  /* bit (last, first) for ASCII pairs */
-    std::vector<uint64_t> keys_;  /* building */
-    std::vector<uint64_t> slots_ = std::vector<uint64_t>(16, EMPTY);
-    unsigned shift_ = 60;
+    uint64_t ends_[1024] = {};    /* BMP characters some merge's left piece ends with */
+    uint64_t starts_[1024] = {};  /* ... and some merge's right piece starts with */
+    std::vector<uint64_t> slots_ = std::vector<uint64_t>(16, EMPTY);  /* at most half full */
+    size_t count_ = 0;
 };
 
 }  // namespace piece_bpe

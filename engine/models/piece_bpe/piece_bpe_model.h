@@ -97,12 +97,15 @@ public:
      * vocabulary and *code saying which (PB_MERGE_LEFT / RIGHT / RESULT).
      *
      * Batched: a batch's 3 x BATCH hashes are computed and their slots prefetched, then
-     * their pieces, then they are looked up (Gemma 3 looks up 1.5 million pieces in
-     * tables far larger than the caches; one at a time, each waited for its misses). */
+     * their pieces, then they are looked up and the merge table's slots prefetched, then
+     * the merges are put (Gemma 3 looks up 1.5 million pieces and puts half a million
+     * pairs in tables far larger than the caches; one at a time, each waited for its
+     * misses). */
     size_t add_merges(const unsigned char *buf, const uint32_t *lens, size_t count, int *code) {
         static const size_t BATCH = 16;
         const unsigned char *at[BATCH];
         uint64_t h[BATCH][3];
+        int32_t id[BATCH][3];
         size_t done = 0;
         while (done < count) {
             size_t m = count - done < BATCH ? count - done : BATCH;
@@ -119,10 +122,15 @@ public:
                 for (int k = 0; k < 3; k++) vocab.prefetch_piece(h[i][k]);
             for (size_t i = 0; i < m; i++) {
                 size_t an = lens[2 * (done + i)], bn = lens[2 * (done + i) + 1];
+                id[i][0] = vocab.find_hashed(at[i], an, h[i][0]);
+                id[i][1] = vocab.find_hashed(at[i] + an, bn, h[i][1]);
+                id[i][2] = vocab.find_hashed(at[i], an + bn, h[i][2]);
+                if (id[i][0] >= 0 && id[i][1] >= 0) merges.prefetch(id[i][0], id[i][1]);
+            }
+            for (size_t i = 0; i < m; i++) {
+                size_t an = lens[2 * (done + i)], bn = lens[2 * (done + i) + 1];
                 const unsigned char *a = at[i], *b = at[i] + an;
-                int32_t left = vocab.find_hashed(a, an, h[i][0]);
-                int32_t right = vocab.find_hashed(b, bn, h[i][1]);
-                int32_t made = vocab.find_hashed(a, an + bn, h[i][2]);
+                int32_t left = id[i][0], right = id[i][1], made = id[i][2];
                 *code = left < 0 ? PB_MERGE_LEFT : right < 0 ? PB_MERGE_RIGHT
                                                  : made < 0 ? PB_MERGE_RESULT : PB_MERGE_OK;
                 if (*code != PB_MERGE_OK) return done + i;
@@ -155,7 +163,6 @@ public:
             rules_.byte_ids[b] = byte_ids_[b];
             if (byte_ids_[b] < 0) all_bytes = false;
         }
-        pairs_.finish();
         /* chunking (see the top of this file) */
         bool fallback_total = byte_fallback && all_bytes;
         unk_last_ = -1;

@@ -22,6 +22,8 @@
 #include <cstring>
 #include <vector>
 
+#include "piece_bpe_pages.h"
+
 namespace piece_bpe {
 
 static inline uint64_t mix64(uint64_t x) {
@@ -240,7 +242,7 @@ private:
         uint32_t off, len, id;
     };
     std::vector<unsigned char> arena_;
-    std::vector<Entry> entries_;
+    std::vector<Entry, PagesAllocator<Entry>> entries_;
     struct Slot {
         uint32_t tag;  /* hash bits, never 0; 0 = empty */
         uint32_t id, off, len;
@@ -249,7 +251,7 @@ private:
         uint32_t t = (uint32_t)(h >> 32);
         return t ? t : 1;
     }
-    std::vector<Slot> slots_;
+    std::vector<Slot, PagesAllocator<Slot>> slots_;
     size_t mask_ = 0;
     std::vector<uint32_t> by_id_;  /* id -> entry index */
     std::vector<int32_t> bmp_;     /* code point < 0x10000 -> id of that one-character piece */
