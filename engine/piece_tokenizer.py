@@ -153,7 +153,7 @@ class PieceTokenizer(Tokenizer):
         if fast is not None and plain_ranges is None:
             cuts = fast.cuts(data, special_tokens)
             if cuts is not None:
-                return n + self._model.count_gaps(data, cuts, *fast.normalizer)
+                return n + len(self._model.encode_gaps(data, cuts, *fast.normalizer))
         count = self._model.count_metaspace if self._metaspace else self._model.count
         for seg in self._segments(text, special_tokens, plain_ranges):
             n += 1 if type(seg) is int else count(*seg) if type(seg) is tuple else count(seg)

@@ -20,7 +20,7 @@ from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 from libcpp cimport bool as cbool
@@ -440,27 +440,13 @@ cdef class PieceBpeModel:
         return result
 
     def encode_gaps(self, bytes data not None, const int64_t[::1] cuts not None,
-                    bytes pattern not None, bytes content not None,
-                    bytes prefix not None) -> list:
-        """A whole text's ids, its added-token literals already found: ``cuts`` holds
-        their ``(byte start, byte end, id)`` triples in ``data`` (UTF-8), in order
-        (``LiteralSplitter.find``); each non-empty gap between them becomes ``prefix +
-        gap.replace(pattern, content)`` (PieceNormalizer's fused case) and, when not
-        empty, is encoded whole; each literal gives its id. Raises ValueError for
-        malformed cuts or an empty pattern."""
+                    bytes pattern not None, bytes content not None, bytes prefix not None):
+        """A whole text's ids, given its literals' (byte start, byte end, id) triples:
+        each gap normalized and encoded, each literal its id (piece_bpe_gaps.pxi)."""
         cdef vector[int32_t] ids
         if _encode_gaps(self.core, data, cuts, pattern, content, prefix, &ids) != PB_OK:
             self._raise(PB_UNK_MISSING)
         return _to_list(ids.data(), ids.size())
-
-    def count_gaps(self, bytes data not None, const int64_t[::1] cuts not None,
-                   bytes pattern not None, bytes content not None,
-                   bytes prefix not None) -> int:
-        """How many ids ``encode_gaps`` gives."""
-        cdef vector[int32_t] ids
-        if _encode_gaps(self.core, data, cuts, pattern, content, prefix, &ids) != PB_OK:
-            self._raise(PB_UNK_MISSING)
-        return ids.size()
 
     def clear_cache(self) -> None:
         """Forget every cached chunk (a cold start, for benchmarks and tests)."""

@@ -1,5 +1,14 @@
 # PieceBpeModel.encode_gaps' work (included by _piece_bpe.pyx): the literal triples
 # checked while the GIL is held, then one C++ loop over the text (piece_bpe_gaps.h).
+#
+# encode_gaps(data, cuts, pattern, content, prefix) -> list[int]: ``cuts`` holds the
+# ``(byte start, byte end, id)`` triples of a text's added-token literals in ``data``
+# (its UTF-8), in order, as LiteralSplitter.find gives them; each non-empty gap between
+# them becomes ``prefix + gap.replace(pattern, content)`` (PieceNormalizer's fused case)
+# and, when not empty, is encoded whole; each literal gives its id. ValueError for
+# malformed cuts, an empty pattern, or a normalized gap too long for the model.
+
+from libc.stdint cimport int64_t
 
 cdef extern from "piece_bpe_gaps.h" namespace "piece_bpe" nogil:
     cdef struct GapNormalizer:
