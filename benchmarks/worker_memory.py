@@ -27,7 +27,8 @@ import time
 import urllib.error
 import urllib.request
 
-TOKENIZERS = ("o200k_base", "cl100k_base", "o200k_harmony", "deepseek-v4")
+TOKENIZERS = tuple(os.environ.get("WM_TOKENIZERS", "").split(",")) if os.environ.get("WM_TOKENIZERS") else ("o200k_base", "cl100k_base", "o200k_harmony", "deepseek-v4", "mistral-v0.3",
+              "phi-3-mini")
 
 
 def _children(pid: int) -> list[int]:

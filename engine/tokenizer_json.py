@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from . import preloaded
 from .artifact import AddedToken, Artifact, _read, content_hash, sha256_hex
 from .errors import ArtifactError, UnsupportedArtifact
 from .file_checks import check_tokenizer_json, merge_pairs, parse_json, vocab_tokens
@@ -67,9 +68,15 @@ def load_tokenizer_json(
     """
     path = Path(path)
     data = _read(path)
+    digest = sha256_hex(data)
+    name = name or path.parent.name or path.stem
+    hit = preloaded.lookup(digest)
+    if hit is not None:  # built before this worker forked: share it (preloaded.py)
+        spec, model = hit
+        return _piece_artifact(spec, digest, name=name, config=config, where=str(path),
+                               fmt="hf_tokenizer_json", model=model)
     spec = parse_json(data, path)
-    return tokenizer_json_artifact(spec, sha256_hex(data), name=name or path.parent.name
-                                   or path.stem, config=config, where=str(path))
+    return tokenizer_json_artifact(spec, digest, name=name, config=config, where=str(path))
 
 
 def tokenizer_json_artifact(spec: Any, data_hash: str, *, name: str,
@@ -159,7 +166,8 @@ def _added_tokens(spec: dict[str, Any]) -> tuple[AddedToken, ...]:
 
 
 def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
-                    config: dict[str, Any] | None, where: str, fmt: str) -> Artifact:
+                    config: dict[str, Any] | None, where: str, fmt: str,
+                    model: Any = None) -> Artifact:
     """A piece tokenizer's artifact. Every stage is parsed here once, so a component the
     engine does not implement is refused at import and load, by name and by its path in
     the file (``normalizer.normalizers[1]: normalizer 'BertNormalizer'``). Only the
@@ -170,7 +178,8 @@ def _piece_artifact(spec: dict[str, Any], data_hash: str, *, name: str,
     from .pre_tokenizers.piece_pre_tokenizer import PiecePreTokenizer
 
     try:
-        model = build_piece_model(spec["model"])
+        if model is None:
+            model = build_piece_model(spec["model"])
         PieceNormalizer(spec.get("normalizer"))
         PiecePreTokenizer(spec.get("pre_tokenizer"))
         if spec.get("decoder") is not None:

@@ -70,8 +70,29 @@ def preload() -> None:
     pages one by one (the pattern the ``gc.freeze`` documentation describes)."""
     for module in _PRELOAD:
         importlib.import_module(module)
+    _preload_piece_models()
     gc.collect()
     gc.freeze()
+
+
+def _preload_piece_models() -> None:
+    """Build the models of the piece tokenizers (SentencePiece family) this server will
+    serve, here, before the fork: every worker's load of the same file then takes the
+    built model (``tokserve.preloaded``), whose pages the workers share. Byte-level
+    tokenizers share mapped table files instead. A file that fails here is left to the
+    worker's own load, which reports it properly."""
+    from ... import preloaded
+    from ...versions import read_manifest
+    from .registry import discover
+    from .settings import get_settings
+
+    for version_dir in discover(get_settings().artifact_roots()):
+        try:
+            manifest, _ = read_manifest(version_dir)
+            if manifest.get("format") == "hf_tokenizer_json":
+                preloaded.preload(version_dir / manifest["tokenizer_file"])
+        except Exception as e:  # noqa: BLE001 - reported by the worker that loads it
+            log.debug("not preloaded: %s: %s", version_dir, e)
 
 
 def _worker_main(options: ServeOptions, sockets: list[socket.socket], parent_pid: int) -> None:
