@@ -20,6 +20,7 @@ from typing import Any
 
 from .added_vocabulary.added_tokens import Match, Policy, Ranges
 from .added_vocabulary.piece_added import PieceAddedVocabulary
+from .added_vocabulary.piece_cuts import PieceCuts
 from .artifact import Artifact
 from .decoders.decoder import Errors
 from .decoders.piece_decoder import PieceDecoder, PieceStream
@@ -60,6 +61,12 @@ class PieceTokenizer(Tokenizer):
         meta = self._pre_pieces.metaspace_words()
         self._metaspace = (meta if meta is not None and hasattr(self._model, "encode_metaspace")
                            else None)
+        #: Gemma 3's shape (raw literals, a fused normalizer, no cuts) with a model that
+        #: takes a whole text's gaps: literals found and gaps encoded in two native calls
+        #: (piece_cuts.py says when that is exact; None: the Python path)
+        self._cuts = (PieceCuts.build(added, self._norm)
+                      if self._pre_is_identity and self._metaspace is None
+                      and hasattr(self._model, "encode_gaps") else None)
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
@@ -120,7 +127,13 @@ class PieceTokenizer(Tokenizer):
 
     def encode(self, text: str, special_tokens: Policy = "reject",
                add_special_tokens: bool = False, plain_ranges: Ranges = None) -> list[int]:
-        text, _ = _prepare(text)
+        text, data = _prepare(text)
+        fast = self._cuts
+        if fast is not None and plain_ranges is None:
+            cuts = fast.cuts(data, special_tokens)
+            if cuts is not None:
+                ids = self._model.encode_gaps(data, cuts, *fast.normalizer)
+                return self._post.apply(ids) if add_special_tokens else ids
         ids: list[int] = []
         encode = self._model.encode_metaspace if self._metaspace else self._model.encode
         for seg in self._segments(text, special_tokens, plain_ranges):
@@ -134,8 +147,13 @@ class PieceTokenizer(Tokenizer):
 
     def count(self, text: str, special_tokens: Policy = "reject",
               add_special_tokens: bool = False, plain_ranges: Ranges = None) -> int:
-        text, _ = _prepare(text)
+        text, data = _prepare(text)
         n = self._post.added if add_special_tokens else 0
+        fast = self._cuts
+        if fast is not None and plain_ranges is None:
+            cuts = fast.cuts(data, special_tokens)
+            if cuts is not None:
+                return n + len(self._model.encode_gaps(data, cuts, *fast.normalizer))
         count = self._model.count_metaspace if self._metaspace else self._model.count
         for seg in self._segments(text, special_tokens, plain_ranges):
             n += 1 if type(seg) is int else count(*seg) if type(seg) is tuple else count(seg)

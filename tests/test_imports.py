@@ -48,7 +48,8 @@ def test_imports_every_compiled_module_matches_its_stub():
     engine = Path(tokserve.__file__).parent
     modules = sorted(".".join(p.relative_to(engine).with_suffix("").parts)
                      for p in engine.rglob("*.pyx"))
-    assert modules == ["_offsets", "added_vocabulary._literals", "models.bpe._bpe",
+    assert modules == ["_offsets", "added_vocabulary._literal_split",
+                       "added_vocabulary._literals", "models.bpe._bpe",
                        "models.bpe._trainer", "models.piece_bpe._piece_bpe",
                        "models.unigram._unigram", "normalizers._precompiled",
                        "pre_tokenizers._scan"]

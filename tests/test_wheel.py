@@ -113,7 +113,7 @@ def test_wheel_holds_only_the_tokserve_namespace_with_bundled_artifacts(wheel):
     # every compiled module, built at its place in the namespace, with its stub beside it
     compiled = sorted(p.relative_to(REPO / "engine").with_suffix("")
                       for p in (REPO / "engine").rglob("*.pyx"))
-    assert len(compiled) == 8, compiled
+    assert len(compiled) == 9, compiled
     for module in compiled:
         assert any(n.startswith(f"tokserve/{module.as_posix()}.") and n.endswith(".so")
                    for n in names), module
@@ -224,7 +224,7 @@ def test_sdist_holds_every_build_input_and_no_build_output(sdist):
     tracked = subprocess.run(["git", "ls-files", "engine"], cwd=REPO, capture_output=True,
                              text=True, check=True).stdout.split()
     inputs = [n for n in tracked if n.endswith((".pyx", ".pxd", ".pxi", ".h"))]
-    assert len([n for n in inputs if n.endswith(".pyx")]) == 8, inputs
+    assert len([n for n in inputs if n.endswith(".pyx")]) == 9, inputs
     missing = [n for n in inputs if n not in names]
     assert not missing, missing
     for needed in ("setup.py", "pyproject.toml", "README.md", "MANIFEST.in",

@@ -186,6 +186,9 @@ cdef void _run_job(void *ctx, size_t i) noexcept nogil:
 include "_piece_bpe_read.pxi"
 
 
+include "piece_bpe_gaps.pxi"
+
+
 cdef class PieceBpeModel:
     """One vocabulary's piece BPE tables and merging (read-only, shared by threads).
 
@@ -353,6 +356,15 @@ cdef class PieceBpeModel:
                 self._raise(rc[i])
             result.append(_to_list(out[i].data(), out[i].size()))
         return result
+
+    def encode_gaps(self, bytes data not None, const int64_t[::1] cuts not None,
+                    bytes pattern not None, bytes content not None, bytes prefix not None):
+        """A whole text's ids, given its literals' (byte start, byte end, id) triples:
+        each gap normalized and encoded, each literal its id (piece_bpe_gaps.pxi)."""
+        cdef vector[int32_t] ids
+        if _encode_gaps(self.core, data, cuts, pattern, content, prefix, &ids) != PB_OK:
+            self._raise(PB_UNK_MISSING)
+        return _to_list(ids.data(), ids.size())
 
     def clear_cache(self) -> None:
         """Forget every cached chunk (a cold start, for benchmarks and tests)."""
