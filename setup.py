@@ -3,6 +3,7 @@
 
 Everything else, including the engine/ -> tokserve folder mapping, is in pyproject.toml.
 """
+import os
 from pathlib import Path
 
 from Cython.Build import cythonize
@@ -15,6 +16,12 @@ COMPILER_DIRECTIVES = {
     "cdivision": True,
     "embedsignature": True,
 }
+
+# -O3 for every real build; tests/test_wheel.py, which checks what a wheel holds and that
+# it installs and serves (not its speed), builds with -O0 to keep the suite's time down.
+OPTIMIZATION = os.environ.get("TOKSERVE_BUILD_OPTIMIZATION", "-O3")
+if OPTIMIZATION not in ("-O0", "-O1", "-O2", "-O3"):
+    raise SystemExit(f"TOKSERVE_BUILD_OPTIMIZATION must be -O0..-O3, not {OPTIMIZATION!r}")
 
 ENGINE = Path("engine")
 # The C/C++ headers: the shared ones in engine/_native, each model's in its own folder.
@@ -30,7 +37,7 @@ extensions = [
         language="c++",
         include_dirs=INCLUDE_DIRS,
         depends=[str(p) for p in NATIVE],
-        extra_compile_args=["-O3", "-std=c++17"],
+        extra_compile_args=[OPTIMIZATION, "-std=c++17"],
     )
     for pyx in sorted(ENGINE.rglob("*.pyx"))
 ]

@@ -26,8 +26,7 @@ def preload(path: str | Path) -> bool:
     """Build the model of the ``tokenizer.json`` at ``path`` now, if it is a piece
     tokenizer, for every later load of the same bytes in this process and its forks.
     Returns whether it was one. Raises what a load would (ArtifactError...)."""
-    from .models.piece_models import build_piece_model
-    from .tokenizer_json import is_piece_tokenizer
+    from .models.piece_models import build_piece_model, is_piece_tokenizer
 
     data = _read(Path(path))
     digest = sha256_hex(data)

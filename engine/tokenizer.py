@@ -17,13 +17,11 @@ Invariants every entry point keeps:
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
 from .added_vocabulary.added_tokens import AddedVocabulary, Match, Policy, Ranges, Text
 from .artifact import Artifact
-from .decoders.byte_level import BYTE_TO_CHAR
 from .decoders.decoder import Decoder, Errors
 from .models.bpe._bpe import BpeModel
 from .normalizers.normalizer import Normalizer
@@ -31,14 +29,10 @@ from .offsets import ByteCursor, Units, realign, to_units
 from .post_processors.post_processor import PostProcessor, Side, T
 from .pre_tokenizers.pre_tokenizer import PreTokenizer
 from .tables import image_of
+from .batching import threads_for
 from .text_input import prepare as _prepare
 
-_CPUS = os.cpu_count() or 1  # read once: the call is not free on every batch
 _GENERAL = object()  # a policy AddedVocabulary.direct does not answer
-
-# Total characters below which a batch stays on one thread: handing work to another
-# thread costs more than it saves (benchmarks/README.md, "batches").
-_BATCH_SERIAL_BELOW = 16384
 
 
 class Tokenizer:
@@ -60,8 +54,8 @@ class Tokenizer:
         self._post = PostProcessor(artifact.post_processor, self.special_tokens,
                                    artifact.bos_token, artifact.eos_token,
                                    artifact.add_bos_token, artifact.add_eos_token)
-        self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special))
-        self._literals_by_id = {t.id: t.content for t in added}
+        self._decoder = Decoder(self._model, frozenset(t.id for t in added if t.special),
+                                {t.id: t.content for t in added})
         #: the ids ``add_special_tokens=True`` puts before / after one text's tokens
         self.special_prefix: tuple[int, ...] = tuple(self._post.prefix)
         self.special_suffix: tuple[int, ...] = tuple(self._post.suffix)
@@ -178,7 +172,7 @@ class Tokenizer:
         native threads, so short texts do not queue for the GIL between each other.
         """
         texts = list(texts)
-        threads = _threads_for(texts, num_threads)
+        threads = threads_for(texts, num_threads)
         if threads <= 1:
             return [self.encode(t, special_tokens, add_special_tokens) for t in texts]
         plans, segments = self._plan_batch(texts, special_tokens)
@@ -204,7 +198,7 @@ class Tokenizer:
                     ) -> list[int]:
         """``[count(t) for t in texts]``, merged in parallel like ``encode_batch``."""
         texts = list(texts)
-        threads = _threads_for(texts, num_threads)
+        threads = threads_for(texts, num_threads)
         if threads <= 1:
             return [self.count(t, special_tokens, add_special_tokens) for t in texts]
         plans, segments = self._plan_batch(texts, special_tokens)
@@ -256,17 +250,8 @@ class Tokenizer:
         return self._decoder.decode_bytes([token_id])
 
     def token_string(self, token_id: int) -> str:
-        """The vocabulary's spelling of the id, as Hugging Face's ``convert_ids_to_tokens``
-        gives it: an added token's literal, else its bytes in the byte-level alphabet
-        (``Ġworld``).
-
-        Raises:
-            UnknownTokenId: the id is not in the vocabulary.
-        """
-        literal = self._literals_by_id.get(token_id)
-        if literal is not None:
-            return literal
-        return "".join(BYTE_TO_CHAR[b] for b in self._decoder.decode_bytes([token_id]))
+        """The id as ``convert_ids_to_tokens`` spells it (``Decoder.token_string``)."""
+        return self._decoder.token_string(token_id)
 
     # ================================================================ private
 
@@ -304,12 +289,3 @@ class _Job(int):
     """Index of a segment in a batch's merge list (told apart from a literal's id by type)."""
 
     __slots__ = ()
-
-
-def _threads_for(texts: list[str], num_threads: int | None) -> int:
-    if len(texts) < 2:
-        return 1
-    workers = num_threads or _CPUS
-    if workers <= 1 or sum(map(len, texts)) < _BATCH_SERIAL_BELOW:
-        return 1
-    return min(workers, len(texts))

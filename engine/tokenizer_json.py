@@ -2,7 +2,7 @@
 
 Two families read the same format: byte-level BPE (a ``ByteLevel`` pre-tokenizer; the
 vocabulary is bytes) and piece tokenizers (SentencePiece-style BPE and Unigram; the
-vocabulary is strings, ``piece_tokenizer.py``). ``is_piece_tokenizer`` is the one rule
+vocabulary is strings, ``piece_tokenizer.py``). ``models.piece_models.is_piece_tokenizer`` is the one rule
 that tells them apart. Every component a file names is checked here, at import and
 load: one the engine does not implement is refused by name and by its path in the file
 (docs/FORMATS.md lists them all).
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from . import preloaded
+from .models.piece_models import is_piece_tokenizer
 from .artifact import AddedToken, Artifact, _read, content_hash, sha256_hex
 from .errors import ArtifactError, UnsupportedArtifact
 from .file_checks import check_tokenizer_json, merge_pairs, parse_json, vocab_tokens
@@ -39,14 +40,6 @@ def _check_tree(spec: dict | None, supported: set[str], stage: str, path: str, k
             raise ArtifactError(f"{path}: {stage} Sequence {key!r} is not a list", path=path)
         for child in children:
             _check_tree(child, supported, stage, path, key)
-
-
-def _has_byte_level(spec: dict | None) -> bool:
-    if spec is None:
-        return False
-    if spec.get("type") == "ByteLevel":
-        return True
-    return any(_has_byte_level(c) for c in spec.get("pretokenizers", []) or [])
 
 
 def added_token_text(value: Any) -> str | None:
@@ -142,16 +135,6 @@ def tokenizer_json_artifact(spec: Any, data_hash: str, *, name: str,
         add_eos_token=bool(config.get("add_eos_token", False)),
         hash=content_hash(data_hash, settings),
     )
-
-
-def is_piece_tokenizer(spec: dict[str, Any]) -> bool:
-    """Whether a ``tokenizer.json`` is of the piece family: a Unigram model, or a BPE
-    model without a ByteLevel pre-tokenizer (its vocabulary is strings, not bytes)."""
-    model = spec["model"]
-    kind = model.get("type")
-    if kind == "Unigram" or (kind is None and isinstance(model.get("vocab"), list)):
-        return True
-    return kind in (None, "BPE") and not _has_byte_level(spec.get("pre_tokenizer"))
 
 
 def _added_tokens(spec: dict[str, Any]) -> tuple[AddedToken, ...]:

@@ -71,6 +71,9 @@ def wheel(sdist, tmp_path_factory) -> Path:
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
          "--disable-pip-version-check", "-w", str(out), str(sdist)],
         capture_output=True, text=True, timeout=900,
+        # what is checked is the wheel's contents and that it serves, not its speed:
+        # unoptimized, the nine native modules compile in a fraction of the time
+        env={**os.environ, "TOKSERVE_BUILD_OPTIMIZATION": "-O0"},
     )
     assert done.returncode == 0, done.stderr[-4000:]
     (built,) = out.glob("tokserve-*.whl")
@@ -349,7 +352,8 @@ def test_wheel_installs_and_serves_in_a_fresh_venv_with_no_compiler(wheel, wheel
     assert where and all(w.startswith(str(venv)) for w in where), where
     package = Path(where[0]).parent
     assert [p.name for p in package.rglob("*") if p.suffix in (".pyx", ".cpp", ".h")] == []
-    assert len(list(package.rglob("*.so"))) == 6  # the compiled engine, as built
+    # the compiled engine, as built: one module per .pyx of the checkout
+    assert len(list(package.rglob("*.so"))) == len(list((REPO / "engine").rglob("*.pyx")))
 
     shutil.copy(REPO / "tests" / "wheel_smoke.py", elsewhere / "wheel_smoke.py")
     smoke = subprocess.run([str(venv / "bin" / "python"), "wheel_smoke.py"], env=env,

@@ -11,14 +11,30 @@ from collections.abc import Iterable
 from typing import Literal
 
 from ..errors import InvalidUtf8, UnknownTokenId
+from .byte_level import BYTE_TO_CHAR
 
 Errors = Literal["replace", "strict"]
 
 
 class Decoder:
-    def __init__(self, model, special_ids: frozenset[int]) -> None:
+    def __init__(self, model, special_ids: frozenset[int],
+                 literals: dict[int, str] | None = None) -> None:
         self._model = model
         self._special_ids = special_ids
+        self._literals = literals or {}  # added tokens' ids -> literals
+
+    def token_string(self, token_id: int) -> str:
+        """The vocabulary's spelling of the id, as Hugging Face's ``convert_ids_to_tokens``
+        gives it: an added token's literal, else its bytes in the byte-level alphabet
+        (``Ġworld``).
+
+        Raises:
+            UnknownTokenId: the id is not in the vocabulary.
+        """
+        literal = self._literals.get(token_id)
+        if literal is not None:
+            return literal
+        return "".join(BYTE_TO_CHAR[b] for b in self.decode_bytes([token_id]))
 
     def decode_bytes(self, ids: Iterable[int], skip_special_tokens: bool = False) -> bytes:
         """Raises UnknownTokenId listing every item that is not an id of the vocabulary

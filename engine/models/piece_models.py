@@ -56,3 +56,22 @@ def takes_ends(model: Any) -> bool:
     from .unigram._unigram import UnigramModel
 
     return isinstance(model, UnigramModel)
+
+
+def is_piece_tokenizer(spec: dict[str, Any]) -> bool:
+    """Whether a ``tokenizer.json`` is of the piece family: a Unigram model, or a BPE
+    model without a ByteLevel pre-tokenizer (its vocabulary is strings, not bytes)."""
+    model = spec["model"]
+    kind = model.get("type")
+    if kind == "Unigram" or (kind is None and isinstance(model.get("vocab"), list)):
+        return True
+    return kind in (None, "BPE") and not _has_byte_level(spec.get("pre_tokenizer"))
+
+
+def _has_byte_level(spec: dict | None) -> bool:
+    """Whether a pre-tokenizer tree holds a ByteLevel step."""
+    if spec is None:
+        return False
+    if spec.get("type") == "ByteLevel":
+        return True
+    return any(_has_byte_level(c) for c in spec.get("pretokenizers", []) or [])
