@@ -20,6 +20,7 @@ line, instead of a traceback from deep inside a loader. What is checked:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -167,6 +168,28 @@ def merge_pairs(merges: list[Any], where: str) -> list[tuple[bytes, bytes]]:
                                 f"['a', 'b']", path=where)
         pairs.append((byte_level_decode(left, where), byte_level_decode(right, where)))
     return pairs
+
+
+def sequence_leaves(spec: Any, where: str, key: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """The steps of a stage tree in order, ``Sequence`` nodes (their children under
+    ``key``: ``normalizers``, ``pretokenizers``, ``decoders``) flattened, each with its
+    path in the file for messages (``normalizer.normalizers[1]``). None has no steps.
+
+    Raises:
+        ArtifactError: a node that is not an object, or a Sequence without a list.
+    """
+    if spec is None:
+        return
+    if not isinstance(spec, dict):
+        raise ArtifactError(f"{where} is not an object")
+    if spec.get("type") != "Sequence":
+        yield spec, where
+        return
+    children = spec.get(key)
+    if not isinstance(children, list):
+        raise ArtifactError(f"{where}.{key} is not a list")
+    for i, child in enumerate(children):
+        yield from sequence_leaves(child, f"{where}.{key}[{i}]", key)
 
 
 def _depth(tree: Any) -> int:

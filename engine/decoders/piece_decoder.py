@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..file_checks import sequence_leaves
 from ..errors import ArtifactError, InvalidUtf8, UnsupportedArtifact
 
 _BYTE = re.compile(r"<0x([0-9A-Fa-f]{2})>\Z")
@@ -154,18 +155,12 @@ class PieceDecoder:
         self._collect(spec, where)
 
     def _collect(self, spec: Any, where: str) -> None:
-        if spec is None:
-            return
-        if not isinstance(spec, dict):
-            raise ArtifactError(f"{where} is not an object")
+        for step, path in sequence_leaves(spec, where, "decoders"):
+            self._add(step, path)
+
+    def _add(self, spec: dict[str, Any], where: str) -> None:
         kind = spec.get("type")
-        if kind == "Sequence":
-            children = spec.get("decoders")
-            if not isinstance(children, list):
-                raise ArtifactError(f"{where}.decoders is not a list")
-            for i, child in enumerate(children):
-                self._collect(child, f"{where}.decoders[{i}]")
-        elif kind == "Replace":
+        if kind == "Replace":
             pattern = spec.get("pattern")
             if not isinstance(pattern, dict) or not isinstance(pattern.get("String"), str):
                 raise UnsupportedArtifact(f"{where}: decoder Replace with a regex pattern")

@@ -21,6 +21,7 @@ from typing import Any
 import regex
 import unicodedata2 as unicodedata
 
+from ..file_checks import sequence_leaves
 from ..errors import ArtifactError, UnsupportedArtifact
 from .aligned import AlignedText, strip_bounds
 
@@ -193,18 +194,12 @@ class PieceNormalizer:
             self._fused = False
 
     def _collect(self, spec: Any, where: str) -> None:
-        if spec is None:
-            return
-        if not isinstance(spec, dict):
-            raise ArtifactError(f"{where} is not an object")
+        for step, path in sequence_leaves(spec, where, "normalizers"):
+            self._add(step, path)
+
+    def _add(self, spec: dict[str, Any], where: str) -> None:
         kind = spec.get("type")
-        if kind == "Sequence":
-            children = spec.get("normalizers")
-            if not isinstance(children, list):
-                raise ArtifactError(f"{where}.normalizers is not a list")
-            for i, child in enumerate(children):
-                self._collect(child, f"{where}.normalizers[{i}]")
-        elif kind == "Prepend":
+        if kind == "Prepend":
             self.steps.append(Prepend(_string(spec, "prepend", where)))
         elif kind == "Replace":
             pattern = spec.get("pattern")

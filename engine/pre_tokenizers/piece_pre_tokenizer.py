@@ -18,6 +18,7 @@ from typing import Any
 
 import regex
 
+from ..file_checks import sequence_leaves
 from ..errors import ArtifactError, UnsupportedArtifact
 from ..normalizers.aligned import AlignedText, is_whitespace
 from ..normalizers.piece_normalizer import compile_oniguruma
@@ -205,18 +206,12 @@ class PiecePreTokenizer:
         self._collect(spec, where)
 
     def _collect(self, spec: Any, where: str) -> None:
-        if spec is None:
-            return
-        if not isinstance(spec, dict):
-            raise ArtifactError(f"{where} is not an object")
+        for step, path in sequence_leaves(spec, where, "pretokenizers"):
+            self._add(step, path)
+
+    def _add(self, spec: dict[str, Any], where: str) -> None:
         kind = spec.get("type")
-        if kind == "Sequence":
-            children = spec.get("pretokenizers")
-            if not isinstance(children, list):
-                raise ArtifactError(f"{where}.pretokenizers is not a list")
-            for i, child in enumerate(children):
-                self._collect(child, f"{where}.pretokenizers[{i}]")
-        elif kind == "Metaspace":
+        if kind == "Metaspace":
             self.steps.append(_metaspace(spec, where))
         elif kind == "WhitespaceSplit":
             self.steps.append(WhitespaceSplit())
